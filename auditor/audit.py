@@ -1,0 +1,203 @@
+"""One transcript in, one result out.
+
+text -> located JSON object -> schema-valid models -> recomputed statistics ->
+findings from every selected check rule -> status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .context import AuditContext
+from .findings import Finding, Severity, check_rules, finding, matches
+from .model import arm_view
+from .options import AuditOptions
+from .stats import recompute
+
+STATUS_PASS, STATUS_FAIL, STATUS_ERROR = "pass", "fail", "error"
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The outcome of auditing one transcript; every output format renders these."""
+
+    source: str
+    status: str  # "pass" | "fail" | "error"
+    findings: tuple[Finding, ...]
+    recomputed: dict[str, Any] | None = None
+    # What the answer itself claims for the headline numbers (for the terminal table).
+    claimed: dict[str, Any] | None = None
+    rerun: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "source": self.source,
+            "status": self.status,
+            "findings": [f.to_dict() for f in self.findings],
+            "recomputed": self.recomputed,
+        }
+        if self.claimed is not None:
+            out["claimed"] = self.claimed
+        if self.rerun is not None:
+            out["rerun"] = self.rerun
+        return out
+
+
+def _selected(findings: list[Finding], options: AuditOptions) -> list[Finding]:
+    out = []
+    for f in findings:
+        if options.select and not matches(f.rule, options.select):
+            continue
+        if options.ignore and matches(f.rule, options.ignore):
+            continue
+        if f.rule in options.severity_overrides:
+            f = replace(f, severity=options.severity_overrides[f.rule])
+        out.append(f)
+    return out
+
+
+def status_of(findings: list[Finding] | tuple[Finding, ...], options: AuditOptions, *, recomputed: bool) -> str:
+    if not recomputed:
+        return STATUS_ERROR
+    if options.fail_on is not None and any(f.severity.rank >= options.fail_on.rank for f in findings):
+        return STATUS_FAIL
+    return STATUS_PASS
+
+
+def finish(source: str, findings: list[Finding], options: AuditOptions, **kwargs: Any) -> AuditResult:
+    """Apply selection and severity overrides, order the findings, derive the status."""
+    kept = _selected(findings, options)
+    kept.sort(key=lambda f: (-f.severity.rank, f.rule, f.pointer))
+    status = status_of(kept, options, recomputed=kwargs.get("recomputed") is not None)
+    return AuditResult(source=source, status=status, findings=tuple(kept), **kwargs)
+
+
+def _claimed_summary(ctx: AuditContext) -> dict[str, Any]:
+    c = ctx.report.comparison
+    return {
+        "n_pairs": c.n_pairs,
+        "delta_mean": c.delta_mean,
+        "idea_wins": c.idea_wins,
+        "p_value": c.p_value,
+        "mde": c.mde,
+        "mde_rel_pct": c.mde_rel_pct,
+        "verdict": c.verdict,
+    }
+
+
+def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[AuditContext, list[Finding]]:
+    """Models, arm views and recomputation for a schema-valid document."""
+    from .schema import build_models
+
+    answer, report, report_pointer = build_models(document)
+    baseline = arm_view(report, "baseline", report_pointer)
+    idea = arm_view(report, "idea", report_pointer)
+    problems: list[Finding] = []
+    recomputed = None
+    n = baseline.per_seed.size
+    if n != idea.per_seed.size or n == 0:
+        pass  # A301 reports the mismatch; nothing can be paired
+    elif n > options.max_seeds:
+        problems.append(
+            finding(
+                "A301",
+                f"{n} per-seed values exceed the limit of {options.max_seeds} (--max-seeds); "
+                "the paired statistics were not recomputed",
+                pointer=baseline.stats_pointer + "/per_seed",
+                claimed=n,
+                recomputed=options.max_seeds,
+            )
+        )
+    else:
+        recomputed = recompute(
+            baseline.per_seed,
+            idea.per_seed,
+            lower_is_better=report.lower_is_better,
+            alpha=options.alpha,
+            exact_max_n=options.exact_max_n,
+            resamples=options.mc_resamples,
+            seed=options.random_seed,
+        )
+    ctx = AuditContext(
+        document=document,
+        answer=answer,
+        report=report,
+        report_pointer=report_pointer,
+        baseline=baseline,
+        idea=idea,
+        recomputed=recomputed,
+        options=options,
+    )
+    return ctx, problems
+
+
+def run_checks(ctx: AuditContext) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in check_rules():
+        if ctx.options.select and not matches(rule.code, ctx.options.select):
+            continue
+        if ctx.options.ignore and matches(rule.code, ctx.options.ignore):
+            continue
+        findings.extend(rule.check(ctx))  # type: ignore[misc]
+    return findings
+
+
+def audit_document(
+    document: Any,
+    source: str,
+    options: AuditOptions,
+    *,
+    prior: list[Finding] | None = None,
+    nonfinite_pointers: frozenset[str] = frozenset(),
+) -> AuditResult:
+    """Audit an already-decoded JSON object (an answer or a bare bench report).
+
+    ``prior`` are findings of the parse stage; ``nonfinite_pointers`` are the
+    places where a NaN/Infinity literal stood (already reported as P104, and
+    replaced by null), so the schema stage does not report them again.
+    """
+    from .schema import validate
+
+    findings = list(prior or [])
+    schema_findings = [f for f in validate(document) if f.pointer not in nonfinite_pointers]
+    findings.extend(schema_findings)
+    if any(f.severity is Severity.ERROR for f in schema_findings):
+        return finish(source, findings, options, recomputed=None)
+    ctx, problems = build_context(document, options)
+    findings.extend(problems)
+    findings.extend(run_checks(ctx))
+    recomputed = ctx.recomputed.to_dict() if ctx.recomputed is not None else None
+    return finish(source, findings, options, recomputed=recomputed, claimed=_claimed_summary(ctx))
+
+
+def audit_bytes(data: bytes | str, source: str, options: AuditOptions | None = None) -> AuditResult:
+    """Audit the text of one transcript (any header, fences, trailing prose)."""
+    from .transcript import locate
+
+    options = options or AuditOptions()
+    located = locate(data, max_bytes=options.max_bytes, max_depth=options.max_depth)
+    if located.document is None:
+        return finish(source, list(located.findings), options, recomputed=None)
+    return audit_document(
+        located.document,
+        source,
+        options,
+        prior=list(located.findings),
+        nonfinite_pointers=located.nonfinite_pointers,
+    )
+
+
+def audit_path(path: str, options: AuditOptions | None = None, *, source: str | None = None) -> AuditResult:
+    """Audit the transcript at ``path`` (``-`` reads stdin)."""
+    from .transcript import read_source
+
+    options = options or AuditOptions()
+    data, problem = read_source(path, max_bytes=options.max_bytes)
+    if problem is not None:
+        return finish(source or path, [problem], options, recomputed=None)
+    return audit_bytes(data, source or path, options)

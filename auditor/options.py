@@ -1,0 +1,47 @@
+"""Options that change what an audit checks and how strictly.
+
+One frozen dataclass, built by the CLI (and later by ``[tool.auditor]``
+configuration) and passed down read-only to every stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .findings import Severity
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    # Significance level for the recomputed verdict.
+    alpha: float = 0.05
+    # Resamples B assumed for a claimed Monte-Carlo p-value: a claim is consistent
+    # when it lies within 3.29*sqrt(p(1-p)/B) + 1/B of the exact p.
+    mc_resamples: int = 10_000
+    # Largest n for which the sign-flip test is enumerated exactly (2^20 sums).
+    exact_max_n: int = 20
+    # Seed of the randomized sign-flip test used above exact_max_n.
+    random_seed: int = 0
+    # E701: an effect is negligible below this fraction of |baseline mean| ...
+    negligible_rel: float = 0.01
+    # ... or below this many baseline standard deviations.
+    negligible_std: float = 0.1
+    # E703: "no effect" is inconclusive when the MDE exceeds this fraction of |baseline mean|.
+    inconclusive_mde_rel: float = 0.05
+    # V407: an observed mechanism value further than this factor from its target.
+    mechanism_factor: float = 2.0
+    # Input limits (hardening): bytes read, JSON nesting depth, per-seed values,
+    # characters of prose scanned for numbers.
+    max_bytes: int = 16 * MiB
+    max_depth: int = 64
+    max_seeds: int = 10_000
+    max_prose_chars: int = 100_000
+    # Rule selection by code or prefix; empty select means all rules.
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    # Findings at or above this severity make a result "fail"; None never fails.
+    fail_on: Severity | None = Severity.ERROR
+    # Per-rule severity overrides, e.g. {"T601": Severity.ERROR}.
+    severity_overrides: dict[str, Severity] = field(default_factory=dict)
