@@ -45,3 +45,17 @@ class AuditOptions:
     fail_on: Severity | None = Severity.ERROR
     # Per-rule severity overrides, e.g. {"T601": Severity.ERROR}.
     severity_overrides: dict[str, Severity] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RerunOptions:
+    """How ``--rerun`` re-executes the experiment an answer references."""
+
+    device: str = "auto"  # "auto" | "cpu" | "cuda"
+    workspace: str | None = None  # default: the transcript's folder
+    timeout: float = 600.0  # wall-clock seconds for the whole process tree
+    python: str | None = None  # default: the interpreter running the auditor
+    rtol: float | None = None  # default: 1e-5 same device kind, 1e-2 across devices
+    memory_bytes: int = 8 * 1024 * MiB
+    max_output_bytes: int = 1 * MiB
+    unsafe_no_sandbox: bool = False

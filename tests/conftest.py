@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from auditor.audit import AuditResult, audit_bytes, audit_path
+from auditor.options import AuditOptions
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SEED_000 = FIXTURES / "answers" / "000_28acc42565c7de9b.txt"
+SEED_001 = FIXTURES / "answers" / "001_0adda411732ac938.txt"
+SHARED = ROOT.parent / "shared"
+
+
+def codes(result: AuditResult) -> set[str]:
+    return {f.rule for f in result.findings}
+
+
+@pytest.fixture
+def audit():
+    """audit(text_or_path, **option_overrides) -> AuditResult."""
+
+    def run(target, **overrides) -> AuditResult:
+        options = AuditOptions(**overrides)
+        if isinstance(target, Path):
+            return audit_path(str(target), options)
+        return audit_bytes(target, "<test>", options)
+
+    return run
