@@ -29,3 +29,22 @@ def audit():
         return audit_bytes(target, "<test>", options)
 
     return run
+
+
+HEADER = "Стенд-проверка (stage-2) · промт оператора:\n\n(универсальный)\n\nОтвет агента:\n\n"
+
+
+def seed_answer(which: str = "000") -> dict:
+    """A fresh, mutable copy of a seed answer's JSON object ("000" or "001")."""
+    import json
+
+    path = SEED_000 if which == "000" else SEED_001
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text[text.index("{") :])
+
+
+def as_transcript(document: dict, header: str = HEADER) -> str:
+    """Render a JSON object the way the pipeline stores answers."""
+    import json
+
+    return header + json.dumps(document, ensure_ascii=False)
