@@ -12,7 +12,7 @@ from typing import Any
 from .context import AuditContext
 from .findings import Finding, Severity, check_rules, finding, matches
 from .model import arm_view
-from .options import AuditOptions
+from .options import AuditOptions, RerunOptions
 from .stats import recompute
 
 STATUS_PASS, STATUS_FAIL, STATUS_ERROR = "pass", "fail", "error"
@@ -154,6 +154,8 @@ def audit_document(
     *,
     prior: list[Finding] | None = None,
     nonfinite_pointers: frozenset[str] = frozenset(),
+    rerun: RerunOptions | None = None,
+    transcript_path: str | None = None,
 ) -> AuditResult:
     """Audit an already-decoded JSON object (an answer or a bare bench report).
 
@@ -171,12 +173,32 @@ def audit_document(
     ctx, problems = build_context(document, options)
     findings.extend(problems)
     findings.extend(run_checks(ctx))
+    rerun_record = None
+    if rerun is not None:
+        from .rerun import run_and_compare  # torch-free, but only needed here
+
+        rerun_findings, rerun_record = run_and_compare(document, transcript_path, rerun, options)
+        findings.extend(rerun_findings)
     recomputed = ctx.recomputed.to_dict() if ctx.recomputed is not None else None
-    return finish(source, findings, options, recomputed=recomputed, claimed=_claimed_summary(ctx))
+    return finish(
+        source, findings, options, recomputed=recomputed, claimed=_claimed_summary(ctx), rerun=rerun_record
+    )
 
 
-def audit_bytes(data: bytes | str, source: str, options: AuditOptions | None = None) -> AuditResult:
-    """Audit the text of one transcript (any header, fences, trailing prose)."""
+def audit_bytes(
+    data: bytes | str,
+    source: str,
+    options: AuditOptions | None = None,
+    *,
+    rerun: RerunOptions | None = None,
+    transcript_path: str | None = None,
+) -> AuditResult:
+    """Audit the text of one transcript (any header, fences, trailing prose).
+
+    With ``rerun``, the referenced experiment is also run again in a sandbox
+    (files are looked up next to ``transcript_path`` unless the rerun options
+    name a workspace).
+    """
     from .transcript import locate
 
     options = options or AuditOptions()
@@ -189,10 +211,18 @@ def audit_bytes(data: bytes | str, source: str, options: AuditOptions | None = N
         options,
         prior=list(located.findings),
         nonfinite_pointers=located.nonfinite_pointers,
+        rerun=rerun,
+        transcript_path=transcript_path,
     )
 
 
-def audit_path(path: str, options: AuditOptions | None = None, *, source: str | None = None) -> AuditResult:
+def audit_path(
+    path: str,
+    options: AuditOptions | None = None,
+    *,
+    source: str | None = None,
+    rerun: RerunOptions | None = None,
+) -> AuditResult:
     """Audit the transcript at ``path`` (``-`` reads stdin)."""
     from .transcript import read_source
 
@@ -200,4 +230,5 @@ def audit_path(path: str, options: AuditOptions | None = None, *, source: str | 
     data, problem = read_source(path, max_bytes=options.max_bytes)
     if problem is not None:
         return finish(source or path, [problem], options, recomputed=None)
-    return audit_bytes(data, source or path, options)
+    transcript_path = None if path == "-" else path
+    return audit_bytes(data, source or path, options, rerun=rerun, transcript_path=transcript_path)

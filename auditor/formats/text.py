@@ -1,0 +1,116 @@
+"""``--format text``: one rich panel per transcript, for a person at a terminal.
+
+Colours follow rich's rules (NO_COLOR, non-tty output gets plain text).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ..audit import AuditResult
+from ..findings import Severity
+from . import Run
+
+_STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold magenta"}
+_SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+# (label, claimed key, recomputed key, pointer suffix whose error findings mark the row wrong)
+_ROWS = (
+    ("delta_mean", "delta_mean", "delta_mean", "/comparison/delta_mean"),
+    ("wins", "idea_wins", "idea_wins", "/comparison/idea_wins"),
+    ("p_value", "p_value", "p_value", "/comparison/p_value"),
+    ("mde", "mde", "mde", "/comparison/mde"),
+    ("verdict", "verdict", "verdict", "/comparison/verdict"),
+)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _comparison_table(result: AuditResult) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("quantity")
+    table.add_column("claimed", overflow="fold")
+    table.add_column("recomputed", overflow="fold")
+    table.add_column("", justify="center")
+    claimed, recomputed = result.claimed or {}, result.recomputed or {}
+    wrong = {f.pointer for f in result.findings if f.severity is Severity.ERROR}
+    for label, c_key, r_key, suffix in _ROWS:
+        c, r = claimed.get(c_key), recomputed.get(r_key)
+        if label == "wins":
+            c = None if c is None else f"{c}/{claimed.get('n_pairs', '?')}"
+            r = None if r is None else f"{r}/{recomputed.get('n_pairs', '?')}"
+        if label == "p_value" and r is not None:
+            r = f"{_fmt(r)} ({recomputed.get('p_value_method', 'exact')})"
+        bad = any(p.endswith(suffix) for p in wrong)
+        mark = Text("✗", style="red") if bad else Text("✓", style="green") if c is not None else Text("")
+        table.add_row(label, _fmt(c), _fmt(r), mark)
+    return table
+
+
+def _findings_table(result: AuditResult) -> Table:
+    table = Table(box=None, show_header=False, pad_edge=False, expand=True)
+    table.add_column("rule", no_wrap=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("where / what", ratio=1, overflow="fold")
+    for f in result.findings:
+        where = Text(f.pointer or "(input)", style="dim")
+        table.add_row(
+            Text(f.rule, style="bold"),
+            Text(f.severity.value, style=_SEVERITY_STYLE[f.severity]),
+            Text.assemble(where, "\n", f.message),
+        )
+    return table
+
+
+def _panel(result: AuditResult) -> Panel:
+    parts: list[Any] = []
+    errors, warnings = result.count(Severity.ERROR), result.count(Severity.WARNING)
+    status = Text.assemble(
+        (result.status.upper(), _STATUS_STYLE.get(result.status, "bold")),
+        f"  {errors} error(s), {warnings} warning(s), {result.count(Severity.INFO)} info",
+    )
+    parts.append(status)
+    if result.claimed or result.recomputed:
+        parts.append(_comparison_table(result))
+    if result.rerun:
+        rr = result.rerun
+        parts.append(
+            Text(
+                f"rerun: {'reproduced' if rr.get('reproduced') else 'NOT reproduced'} on "
+                f"{rr.get('device', '?')} in {_fmt(rr.get('seconds'))} s (exit {rr.get('exit_code')})",
+                style="green" if rr.get("reproduced") else "red",
+            )
+        )
+    if result.findings:
+        parts.append(_findings_table(result))
+    else:
+        parts.append(Text("no findings", style="green"))
+    return Panel(Group(*parts), title=Text(result.source, style="bold"), title_align="left", expand=True)
+
+
+def make_console(stream: TextIO) -> Console:
+    is_tty = hasattr(stream, "isatty") and stream.isatty()
+    width = None if is_tty else int(os.environ.get("COLUMNS", "120"))
+    return Console(file=stream, width=width, highlight=False, soft_wrap=False)
+
+
+def write(run: Run, stream: TextIO) -> None:
+    console = make_console(stream)
+    for result in run.results:
+        console.print(_panel(result))
+    s = run.summary
+    if s["files"] > 1:
+        console.print(f"{s['files']} files: {s['pass']} pass, {s['fail']} fail, {s['error']} error")

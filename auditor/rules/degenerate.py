@@ -1,0 +1,203 @@
+"""D5xx: degenerate experiments, where no verdict about the idea can be drawn."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from ..context import AuditContext
+from ..findings import Finding, Severity, check, finding
+from ..model import SweepEntry
+from ..stats import min_two_sided_p
+from ..verdicts import Verdict
+
+# Two per-seed values are "the same metric" below this relative difference:
+# float32 noise, not a different outcome.
+SAME_VALUE_RTOL = 1e-9
+
+
+def _all_equal(values: np.ndarray, *, rtol: float = SAME_VALUE_RTOL) -> bool:
+    """True when every entry of ``values``, shape (n,), n >= 2, is the same number."""
+    if values.size < 2:
+        return False
+    spread = float(values.max() - values.min())
+    return spread <= rtol * max(float(np.abs(values).max()), np.finfo(float).tiny)
+
+
+@check("D501", "idea-identical-to-baseline", Severity.ERROR)
+def idea_identical_to_baseline(ctx: AuditContext) -> Iterator[Finding]:
+    """The idea's per-seed values are identical to the baseline's.
+
+    ## What it does
+    Fires when every per-seed value of the idea equals the baseline's value for
+    the same seed.
+
+    ## Why is this bad?
+    Identical numbers on every seed mean the intervention never changed the
+    computation (a no-op: the code path was not reached, the change was cast
+    away, or the same run was reported twice). "No measurable effect" is then
+    not a finding about the idea at all; no verdict about it can be drawn.
+
+    ## Example
+    ```json
+    "baseline": {"full": {"per_seed": [14.05, 15.06, 13.77]}},
+    "idea":     {"full": {"per_seed": [14.05, 15.06, 13.77]}}
+    ```
+    """
+    b, i = ctx.baseline.per_seed, ctx.idea.per_seed
+    if b.size == 0 or b.shape != i.shape or not np.array_equal(b, i):
+        return
+    yield finding(
+        "D501",
+        f"the idea's {b.size} per-seed values are identical to the baseline's: the intervention "
+        "changed nothing, so no verdict about the idea can be drawn",
+        pointer=ctx.idea.stats_pointer + "/per_seed",
+        claimed=ctx.report.comparison.verdict,
+        recomputed="no-op",
+    )
+
+
+@check("D502", "constant-nonzero-difference", Severity.WARNING)
+def constant_nonzero_difference(ctx: AuditContext) -> Iterator[Finding]:
+    """Every seed shows exactly the same non-zero difference.
+
+    ## What it does
+    Fires when the per-seed differences idea − baseline are all equal but not
+    zero (zero variance of the paired differences).
+
+    ## Why is this bad?
+    Independent seeds never move two training runs by the same amount to the
+    last digit. A constant shift means the "idea" is a deterministic offset of
+    the baseline (a transformed metric, a copied column plus a constant), and a
+    t-based MDE or CI of width zero is meaningless.
+
+    ## Example
+    ```json
+    "per_seed_diffs": [-0.01, -0.01, -0.01, -0.01, -0.01, -0.01, -0.01, -0.01]
+    ```
+    """
+    r = ctx.recomputed
+    if r is None or r.n_pairs < 2 or not _all_equal(r.diffs) or np.all(r.diffs == 0):
+        return
+    yield finding(
+        "D502",
+        f"all {r.n_pairs} per-seed differences equal {float(r.diffs[0]):.6g}: a constant shift on "
+        "every seed is not the variation of independent runs",
+        pointer=ctx.pointer("comparison", "per_seed_diffs"),
+        recomputed=float(r.diffs[0]),
+    )
+
+
+@check("D503", "constant-metric", Severity.WARNING)
+def constant_metric(ctx: AuditContext) -> Iterator[Finding]:
+    """Every seed of an arm gives the same metric value.
+
+    ## What it does
+    Fires, per arm, when all of its per-seed values are the same number.
+
+    ## Why is this bad?
+    Different seeds change initialisation and data order, so identical results
+    mean the seed was never applied (or the metric is saturated or constant):
+    the "paired seeds" are one run repeated, and any test over them is void.
+
+    ## Example
+    ```json
+    "idea": {"full": {"per_seed": [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]}}
+    ```
+    """
+    for arm in ctx.arms():
+        if _all_equal(arm.per_seed):
+            yield finding(
+                "D503",
+                f"all {arm.per_seed.size} seeds of the {arm.name} give the same metric "
+                f"{float(arm.per_seed[0]):.10g}: the seed was not applied or the metric is constant",
+                pointer=arm.stats_pointer + "/per_seed",
+                recomputed=float(arm.per_seed[0]),
+            )
+
+
+def _sweep_key(sweep: list[SweepEntry]) -> list[tuple[str, float]]:
+    import json
+
+    return sorted((json.dumps(e.cfg, sort_keys=True, default=str), e.mean) for e in sweep)
+
+
+@check("D504", "copied-sweep", Severity.ERROR)
+def copied_sweep(ctx: AuditContext) -> Iterator[Finding]:
+    """The idea's sweep is a copy of the baseline's while the per-seed results differ.
+
+    ## What it does
+    Fires when the idea's learning-rate sweep lists the same configs with
+    exactly the same means as the baseline's sweep, although the full per-seed
+    results of the two arms differ.
+
+    ## Why is this bad?
+    If the idea changes training, its sweep means must differ from the
+    baseline's too. Identical sweeps next to different final results mean the
+    idea was never swept (the baseline's table was pasted), so its tuning and
+    its best config are unsupported.
+
+    ## Example
+    ```json
+    "baseline": {"sweep": [{"cfg": {"lr": 0.003}, "mean": 13.86}]},
+    "idea":     {"sweep": [{"cfg": {"lr": 0.003}, "mean": 13.86}]}
+    ```
+    """
+    b, i = ctx.baseline, ctx.idea
+    if not b.sweep or not i.sweep or _sweep_key(b.sweep) != _sweep_key(i.sweep):
+        return
+    if b.per_seed.shape == i.per_seed.shape and np.array_equal(b.per_seed, i.per_seed):
+        return  # a no-op idea: D501 already says so
+    yield finding(
+        "D504",
+        f"the idea's sweep ({len(i.sweep)} entries) is an exact copy of the baseline's, yet their "
+        "per-seed results differ: the idea was not actually swept",
+        pointer=i.sweep_pointer or "",
+    )
+
+
+def _claims_significance(ctx: AuditContext) -> bool:
+    c = ctx.report.comparison
+    if ctx.claimed_verdict in (Verdict.BETTER, Verdict.WORSE) or c.system_worked:
+        return True
+    return c.p_value < ctx.options.alpha
+
+
+@check("D505", "underpowered-seeds", Severity.ERROR)
+def underpowered_seeds(ctx: AuditContext) -> Iterator[Finding]:
+    """Too few seeds for any result to reach significance.
+
+    ## What it does
+    Fires when the smallest p-value an exact two-sided sign-flip test can
+    produce with n pairs, 2/2^n, is above alpha (n <= 5 at alpha 0.05). It is
+    an error when the answer nevertheless claims significance, a warning
+    otherwise.
+
+    ## Why is this bad?
+    With 5 paired seeds even a perfect 5/5 win gives p = 0.0625: the experiment
+    could never have found an effect, so "no measurable effect" is
+    uninformative and "significant" is impossible.
+
+    ## Example
+    ```json
+    "n_seeds": 4, "comparison": {"n_pairs": 4, "p_value": 0.01, "verdict": "idea better (significant)"}
+    ```
+    """
+    n = ctx.baseline.per_seed.size
+    if n == 0 or n != ctx.idea.per_seed.size:
+        return
+    floor = min_two_sided_p(n)
+    if floor <= ctx.options.alpha:
+        return
+    claims = _claims_significance(ctx)
+    yield finding(
+        "D505",
+        f"with {n} paired seeds the smallest achievable two-sided p is 2/2^{n} = {floor:.4g} > "
+        f"alpha {ctx.options.alpha:g}: no result could reach significance"
+        + ("; the answer claims significance anyway" if claims else ""),
+        pointer=ctx.pointer("comparison", "n_pairs"),
+        claimed=n,
+        recomputed=floor,
+        severity=Severity.ERROR if claims else Severity.WARNING,
+    )

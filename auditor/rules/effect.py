@@ -1,0 +1,136 @@
+"""E7xx: whether a (non-)effect means what the answer says it means."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from ..context import AuditContext
+from ..findings import Finding, Severity, check, finding
+from ..stats import sign_flip_test
+from ..verdicts import Verdict, classify_practical
+
+
+@check("E701", "negligible-effect", Severity.WARNING)
+def negligible_effect(ctx: AuditContext) -> Iterator[Finding]:
+    """Statistically significant, but practically negligible.
+
+    ## What it does
+    Fires when the recomputed comparison is significant while |delta_mean| is
+    below 1% of |baseline mean| or below 0.1 baseline standard deviations
+    (both thresholds configurable: ``negligible_rel``, ``negligible_std``).
+
+    ## Why is this bad?
+    With paired seeds a tiny, consistent shift becomes significant. A 0.08%
+    MSE change is real but rarely worth a new training rule; reporting it as
+    "worked" overstates it.
+
+    ## Example
+    ```json
+    "baseline": {"full": {"mean": 10.93, "std": 1.40}},
+    "comparison": {"delta_mean": -0.0087, "p_value": 0.0156, "verdict": "idea better (significant)"}
+    ```
+    """
+    r = ctx.recomputed
+    if r is None or not r.verdict.significant:
+        return
+    o = ctx.options
+    size = abs(r.delta_mean)
+    rel_limit = o.negligible_rel * abs(r.baseline.mean)
+    std_limit = o.negligible_std * r.baseline.std_population
+    reasons = []
+    if size < rel_limit:
+        pct = 100 * size / abs(r.baseline.mean)
+        reasons.append(f"{pct:.3g}% of the baseline mean (threshold {100 * o.negligible_rel:g}%)")
+    if size < std_limit:
+        reasons.append(f"{size / r.baseline.std_population:.3g} baseline stds (threshold {o.negligible_std:g})")
+    if reasons:
+        yield finding(
+            "E701",
+            f"the effect is significant (p={r.p_value:.4g}) but negligible: |delta_mean|={size:.4g} is "
+            + " and ".join(reasons),
+            pointer=ctx.pointer("comparison", "delta_mean"),
+            claimed=ctx.report.comparison.delta_mean,
+            recomputed=r.delta_mean,
+        )
+
+
+@check("E702", "fragile-significance", Severity.WARNING)
+def fragile_significance(ctx: AuditContext) -> Iterator[Finding]:
+    """Significance disappears when a single seed is dropped.
+
+    ## What it does
+    For a significant recomputed result, reruns the exact sign-flip test with
+    each seed left out in turn and fires when any leave-one-out p reaches
+    alpha. Only n <= the exact-test limit is checked: for larger n a single
+    seed cannot carry the result unless it is an outlier far beyond the others,
+    and the exact test keeps the check cheap and deterministic.
+
+    ## Why is this bad?
+    A result that hangs on one seed is one unlucky (or lucky) run away from
+    "no effect". It should be reported with that caveat or rerun with more
+    seeds.
+
+    ## Example
+    ```json
+    "per_seed_diffs": [-0.9, -0.01, -0.01, -0.01, -0.01, -0.01, 0.02, -0.01]
+    ```
+    """
+    r, o = ctx.recomputed, ctx.options
+    if r is None or not r.verdict.significant or r.n_pairs > o.exact_max_n or r.n_pairs < 2:
+        return
+    worst_p, worst_seed = 0.0, -1
+    for k in range(r.n_pairs):
+        rest = np.delete(r.diffs, k)
+        p = sign_flip_test(rest, exact_max_n=o.exact_max_n).p_two_sided
+        if p > worst_p:
+            worst_p, worst_seed = p, k
+    if worst_p >= o.alpha:
+        yield finding(
+            "E702",
+            f"significance is fragile: dropping seed {worst_seed} alone raises p to {worst_p:.4g} "
+            f">= alpha {o.alpha:g}",
+            pointer=ctx.pointer("comparison", "per_seed_diffs", worst_seed),
+            claimed=ctx.report.comparison.p_value,
+            recomputed=worst_p,
+        )
+
+
+@check("E703", "inconclusive-null", Severity.WARNING)
+def inconclusive_null(ctx: AuditContext) -> Iterator[Finding]:
+    """"No effect" claimed although the experiment could not have seen a sizeable one.
+
+    ## What it does
+    Fires when the answer claims no effect (comparison verdict or
+    ``practical_verdict: no_effect``) while the recomputed minimum detectable
+    effect exceeds 5% of |baseline mean| (``inconclusive_mde_rel``).
+
+    ## Why is this bad?
+    Absence of evidence is not evidence of absence: with a wide confidence
+    interval an effect of several percent would have gone unnoticed. The
+    honest verdict is "inconclusive", not "the idea does not help".
+
+    ## Example
+    ```json
+    "baseline": {"full": {"mean": 10.0}},
+    "comparison": {"mde": 0.9, "verdict": "no measurable effect"}
+    ```
+    """
+    r = ctx.recomputed
+    if r is None or r.mde is None or r.baseline.mean == 0:
+        return
+    practical = classify_practical(ctx.answer.practical_verdict) if ctx.answer else None
+    if Verdict.NONE not in (ctx.claimed_verdict, practical):
+        return
+    limit = ctx.options.inconclusive_mde_rel * abs(r.baseline.mean)
+    if r.mde > limit:
+        yield finding(
+            "E703",
+            f"'no effect' is inconclusive, not negative: the minimum detectable effect {r.mde:.4g} is "
+            f"{100 * r.mde / abs(r.baseline.mean):.3g}% of the baseline mean "
+            f"(threshold {100 * ctx.options.inconclusive_mde_rel:g}%)",
+            pointer=ctx.pointer("comparison", "verdict"),
+            claimed=ctx.report.comparison.verdict,
+            recomputed=r.mde,
+        )

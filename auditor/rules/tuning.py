@@ -1,0 +1,157 @@
+"""T6xx: how the baseline and the idea were tuned."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterator
+
+from ..context import AuditContext
+from ..findings import Finding, Severity, check, finding
+from ..model import SweepEntry, join_pointer
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def swept_keys(sweep: list[SweepEntry]) -> set[str]:
+    """Config keys whose value differs between sweep entries."""
+    keys: set[str] = set()
+    for entry in sweep:
+        keys.update(entry.cfg)
+    return {k for k in keys if len({_canonical(e.cfg.get(k)) for e in sweep}) > 1}
+
+
+def _grid(sweep: list[SweepEntry], keys: set[str]) -> set[str]:
+    """The swept points: each entry's values of the swept keys."""
+    return {_canonical({k: e.cfg.get(k) for k in sorted(keys)}) for e in sweep}
+
+
+@check("T601", "best-config-at-grid-edge", Severity.WARNING)
+def best_config_at_grid_edge(ctx: AuditContext) -> Iterator[Finding]:
+    """The chosen config sits at the edge of the swept grid.
+
+    ## What it does
+    For each arm with a sweep and a chosen config, and each numeric key the
+    sweep varies (usually the learning rate), fires when the chosen value is
+    the smallest or the largest value swept.
+
+    ## Why is this bad?
+    When the best learning rate is the largest one tried, the optimum may lie
+    beyond the grid. A baseline tuned at the edge is possibly under-tuned, and
+    an idea that "beats" an under-tuned baseline may only be compensating for
+    it (for instance clipping that lets a too-small learning rate act larger).
+    Extend the grid until the optimum is interior.
+
+    ## Example
+    ```json
+    "best_cfg": {"lr": 0.006},
+    "sweep": [{"cfg": {"lr": 0.001}}, {"cfg": {"lr": 0.003}}, {"cfg": {"lr": 0.006}}]
+    ```
+    """
+    for arm in ctx.arms():
+        if not arm.sweep or arm.best_cfg is None:
+            continue
+        for key in sorted(swept_keys(arm.sweep)):
+            grid = sorted({v for e in arm.sweep if (v := _number(e.cfg.get(key))) is not None})
+            chosen = _number(arm.best_cfg.get(key))
+            if len(grid) < 2 or chosen is None or chosen not in grid:
+                continue
+            if chosen in (grid[0], grid[-1]):
+                side = "largest" if chosen == grid[-1] else "smallest"
+                yield finding(
+                    "T601",
+                    f"the {arm.name}'s chosen {key}={chosen:g} is the {side} value of its grid "
+                    f"{[f'{v:g}' for v in grid]}: the optimum may lie outside the swept range",
+                    pointer=join_pointer(arm.cfg_pointer or "", key),
+                    claimed=chosen,
+                    recomputed=grid,
+                )
+
+
+@check("T602", "different-grids", Severity.ERROR)
+def different_grids(ctx: AuditContext) -> Iterator[Finding]:
+    """The baseline and the idea were swept over different grids.
+
+    ## What it does
+    Fires when both arms report a sweep and the sets of swept points (the
+    values of the keys either sweep varies) are not the same.
+
+    ## Why is this bad?
+    A fair comparison tunes both arms with the same budget over the same grid.
+    An idea swept over more or better-placed learning rates than its baseline
+    wins by tuning, not by the idea.
+
+    ## Example
+    ```json
+    "baseline": {"sweep": [{"cfg": {"lr": 0.001}}, {"cfg": {"lr": 0.003}}]},
+    "idea":     {"sweep": [{"cfg": {"lr": 0.003}}, {"cfg": {"lr": 0.01}}]}
+    ```
+    """
+    b, i = ctx.baseline, ctx.idea
+    if not b.sweep or not i.sweep:
+        return
+    keys = swept_keys(b.sweep) | swept_keys(i.sweep)
+    b_grid, i_grid = _grid(b.sweep, keys), _grid(i.sweep, keys)
+    if b_grid == i_grid:
+        return
+    only_b, only_i = sorted(b_grid - i_grid), sorted(i_grid - b_grid)
+    yield finding(
+        "T602",
+        f"the arms were swept over different grids: only the baseline tried {only_b or 'nothing extra'}, "
+        f"only the idea tried {only_i or 'nothing extra'}",
+        pointer=i.sweep_pointer or "",
+        claimed=only_i,
+        recomputed=only_b,
+    )
+
+
+@check("T603", "config-differs-beyond-sweep", Severity.WARNING)
+def config_differs_beyond_sweep(ctx: AuditContext) -> Iterator[Finding]:
+    """The idea's config differs from the baseline's in keys that were not swept.
+
+    ## What it does
+    Compares the baseline's chosen config with the idea's, ignoring the keys
+    either sweep varies, and fires for every other key whose value differs
+    (or that only one of them sets).
+
+    ## Why is this bad?
+    The claim is about one intervention. If the idea also trains for more
+    epochs or with another weight decay, the comparison confounds the idea
+    with that change.
+
+    ## Example
+    ```json
+    "baseline": {"best_cfg": {"lr": 0.006, "epochs": 12}},
+    "idea":     {"best_cfg": {"lr": 0.006, "epochs": 18}}
+    ```
+    """
+    b_cfg, i_cfg = ctx.baseline.best_cfg, ctx.idea.best_cfg
+    if b_cfg is None or i_cfg is None:
+        return
+    swept: set[str] = set()
+    for arm in ctx.arms():
+        if arm.sweep:
+            swept |= swept_keys(arm.sweep)
+    for key in sorted((set(b_cfg) | set(i_cfg)) - swept):
+        missing = object()
+        b_val, i_val = b_cfg.get(key, missing), i_cfg.get(key, missing)
+        if b_val is not missing and i_val is not missing and _canonical(b_val) == _canonical(i_val):
+            continue
+        shown_b = "unset" if b_val is missing else _canonical(b_val)
+        shown_i = "unset" if i_val is missing else _canonical(i_val)
+        yield finding(
+            "T603",
+            f"the idea's config sets {key}={shown_i} but the baseline's {key}={shown_b}, and {key} was "
+            "not swept: the comparison confounds the idea with this change",
+            pointer=join_pointer(ctx.idea.cfg_pointer or "", key),
+            claimed=None if i_val is missing else i_val,
+            recomputed=None if b_val is missing else b_val,
+        )
