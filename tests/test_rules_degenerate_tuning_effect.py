@@ -1,0 +1,80 @@
+"""Behaviour of the D5xx, T6xx and E7xx rules beyond "fires on its fixture"."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.findings import Severity
+
+from conftest import ROOT, as_transcript, codes, seed_answer
+
+sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
+from consistent import rewrite_statistics, stats_block  # noqa: E402
+
+BASE = stats_block(seed_answer("000")["bench_report"], "baseline")["per_seed"]
+
+
+def _by_code(result, code):
+    return [f for f in result.findings if f.rule == code]
+
+
+def test_d505_is_an_error_only_when_significance_is_claimed(audit) -> None:
+    honest = rewrite_statistics(seed_answer(), baseline=BASE[:5], idea=[v - 0.1 for v in BASE[:5]])
+    [quiet] = _by_code(audit(as_transcript(honest)), "D505")
+    assert quiet.severity is Severity.WARNING
+    assert quiet.recomputed == pytest.approx(2 / 2**5)
+    honest["bench_report"]["comparison"]["verdict"] = "idea better (significant)"
+    [loud] = _by_code(audit(as_transcript(honest)), "D505")
+    assert loud.severity is Severity.ERROR
+
+
+def test_d505_respects_alpha(audit) -> None:
+    answer = rewrite_statistics(seed_answer(), baseline=BASE[:5], idea=[v - 0.1 for v in BASE[:5]])
+    assert "D505" not in codes(audit(as_transcript(answer), alpha=0.1))
+
+
+def test_t601_names_the_arm_and_the_key(audit) -> None:
+    findings = _by_code(audit(as_transcript(seed_answer())), "T601")
+    assert {f.pointer for f in findings} == {"/bench_report/baseline/best_cfg/lr", "/bench_report/idea/cfg/lr"}
+    assert all(f.recomputed == [0.001, 0.003, 0.006] for f in findings)
+
+
+def test_t601_smallest_value_is_also_an_edge(audit) -> None:
+    answer = seed_answer()
+    report = answer["bench_report"]
+    for sweep in (report["baseline"]["sweep"], report["idea_sweep"]):
+        sweep[0]["mean"] = 9.0  # lr=0.001 now best
+    report["baseline"]["best_cfg"]["lr"] = 0.001
+    report["idea"]["cfg"]["lr"] = 0.001
+    messages = [f.message for f in _by_code(audit(as_transcript(answer)), "T601")]
+    assert messages and all("smallest" in m for m in messages)
+
+
+def test_higher_is_better_direction_counts_wins_upwards(audit) -> None:
+    answer = seed_answer()
+    answer["bench_report"]["metric_direction"] = "higher is better"
+    accuracy = [0.80, 0.81, 0.79, 0.82, 0.80, 0.78, 0.83, 0.81]
+    answer = rewrite_statistics(answer, baseline=accuracy, idea=[a + 0.05 for a in accuracy])
+    result = audit(as_transcript(answer))
+    assert result.recomputed["idea_wins"] == 8
+    assert result.recomputed["verdict"] == "idea better (significant)"
+    assert not [f for f in result.findings if f.severity is Severity.ERROR]
+
+
+def test_e701_thresholds_are_configurable(audit) -> None:
+    text = as_transcript(seed_answer())
+    assert "E701" in codes(audit(text))
+    assert "E701" not in codes(audit(text, negligible_rel=0.0001, negligible_std=0.001))
+
+
+def test_e703_uses_practical_verdict_too(audit) -> None:
+    import numpy as np
+
+    noisy = list(np.array(BASE) + np.random.default_rng(3).normal(0, 1.0, 8))
+    answer = rewrite_statistics(seed_answer(), idea=noisy)
+    answer["bench_report"]["comparison"]["verdict"] = "see the prose above"
+    assert answer["practical_verdict"] == "no_effect"
+    assert "E703" in codes(audit(as_transcript(answer)))
