@@ -1,0 +1,389 @@
+"""A3xx: the numbers of the report against the numbers recomputed from its per-seed values.
+
+Every check compares one claimed field with :class:`auditor.stats.Recomputed`
+and stays silent when the field is absent ("flag contradictions only, never
+absence") or when the arms could not be paired (``ctx.recomputed is None``);
+A301 is the exception, because it explains why nothing could be paired.
+The p-value and MDE checks (A307-A310) live in :mod:`.arithmetic_inference`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..context import AuditContext
+from ..findings import Finding, Severity, check, finding
+from ..model import ArmView, SweepEntry
+from ..stats import RTOL_VALUES, ArmSummary, std_ddof_matching, values_close
+from . import arithmetic_inference  # noqa: F401  (registers A307-A310)
+
+# Offending per-seed indices quoted in one message before "and N more".
+MAX_LISTED = 5
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.10g}"
+
+
+def _arm_label(arm: ArmView) -> str:
+    return "baseline" if arm.name == "baseline" else "idea"
+
+
+# --- A301 -------------------------------------------------------------------
+
+
+def _claimed_counts(ctx: AuditContext) -> list[tuple[str, str, int]]:
+    """(label, pointer, value) of every count the report states, per-seed lengths excluded."""
+    c = ctx.report.comparison
+    counts = []
+    if ctx.report.n_seeds is not None:
+        counts.append(("n_seeds", ctx.pointer("n_seeds"), ctx.report.n_seeds))
+    for arm in ctx.arms():
+        counts.append((f"{arm.name} n", arm.stats_pointer + "/n", arm.stats.n))
+    counts.append(("comparison.n_pairs", ctx.pointer("comparison", "n_pairs"), c.n_pairs))
+    if c.per_seed_diffs is not None:
+        counts.append(
+            ("len(per_seed_diffs)", ctx.pointer("comparison", "per_seed_diffs"), len(c.per_seed_diffs))
+        )
+    return counts
+
+
+@check("A301", "count-mismatch", Severity.ERROR)
+def count_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+    """The seed counts of the report disagree with each other.
+
+    ## What it does
+    Compares `n_seeds`, each arm's `n`, `comparison.n_pairs`, the length of
+    each arm's `per_seed` list and the length of `per_seed_diffs`. When both
+    `per_seed` lists have the same length, that length is the truth and every
+    count that differs is reported; when they differ, the arms cannot be
+    paired and nothing else is recomputed.
+
+    ## Why is this bad?
+    A count that does not match the data means a seed was dropped, added or
+    copied by hand after the run, and every statistic built on the pairs is
+    suspect.
+
+    ## Example
+    ```json
+    "n_seeds": 8,
+    "baseline": {"full": {"n": 8, "per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]}},
+    "comparison": {"n_pairs": 9}
+    ```
+    """
+    base_len, idea_len = ctx.baseline.per_seed.size, ctx.idea.per_seed.size
+    if base_len != idea_len:
+        listed = ", ".join(f"{label} {value}" for label, _, value in _claimed_counts(ctx))
+        yield finding(
+            "A301",
+            f"the baseline has {base_len} per-seed values but the idea has {idea_len}: the arms cannot be "
+            f"paired, so no statistic was recomputed (stated counts: {listed}); report one value per seed "
+            "in both arms",
+            pointer=ctx.idea.stats_pointer + "/per_seed",
+            claimed=idea_len,
+            recomputed=base_len,
+        )
+        return
+    for label, pointer, value in _claimed_counts(ctx):
+        if value != base_len:
+            yield finding(
+                "A301",
+                f"{label} is {value} but both arms list {base_len} per-seed values; set it to {base_len}",
+                pointer=pointer,
+                claimed=value,
+                recomputed=base_len,
+            )
+
+
+# --- A302 / A303 ------------------------------------------------------------
+
+
+def _arm_summaries(ctx: AuditContext) -> list[tuple[ArmView, ArmSummary]]:
+    r = ctx.recomputed
+    return [] if r is None else [(ctx.baseline, r.baseline), (ctx.idea, r.idea)]
+
+
+@check("A302", "mean-mismatch", Severity.ERROR)
+def mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+    """An arm's reported mean is not the mean of its per-seed values.
+
+    ## What it does
+    Recomputes the mean of each arm's `per_seed` list and compares it with the
+    reported `mean` (relative tolerance 1e-6, which float32 arithmetic meets).
+
+    ## Why is this bad?
+    The mean is the headline number of each arm; if it does not follow from
+    the per-seed values, either the list or the mean was edited by hand.
+
+    ## Example
+    ```json
+    "full": {"mean": 10.83, "per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]}
+    ```
+    """
+    for arm, summary in _arm_summaries(ctx):
+        claimed = arm.stats.mean
+        if not values_close(claimed, summary.mean, scale=abs(summary.mean)):
+            yield finding(
+                "A302",
+                f"{_arm_label(arm)} mean is claimed as {_fmt(claimed)} but the mean of its {summary.n} "
+                f"per-seed values is {_fmt(summary.mean)}; report {_fmt(summary.mean)}",
+                pointer=arm.stats_pointer + "/mean",
+                claimed=claimed,
+                recomputed=summary.mean,
+            )
+
+
+@check("A303", "std-mismatch", Severity.ERROR)
+def std_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+    """An arm's reported std matches neither the population nor the sample std.
+
+    ## What it does
+    Recomputes each arm's standard deviation with ddof=0 (what the real
+    answers report) and ddof=1, and fires when the reported `std` matches
+    neither. The message says which ddof the other arm used when it matched.
+
+    ## Why is this bad?
+    A std that no convention reproduces was not computed from these seeds;
+    the spread, and any effect size built on it, cannot be trusted.
+
+    ## Example
+    ```json
+    "full": {"std": 2.5, "per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]}
+    ```
+    """
+    summaries = _arm_summaries(ctx)
+    matched = {arm.name: std_ddof_matching(arm.stats.std, summary) for arm, summary in summaries}
+    for arm, summary in summaries:
+        if matched[arm.name] is not None:
+            continue
+        other = "idea" if arm.name == "baseline" else "baseline"
+        hint = ""
+        if matched.get(other) is not None:
+            hint = f" (the {other} arm's std matches ddof={matched[other]})"
+        sample = "undefined" if summary.std_sample is None else _fmt(summary.std_sample)
+        yield finding(
+            "A303",
+            f"{_arm_label(arm)} std is claimed as {_fmt(arm.stats.std)} but the per-seed values give "
+            f"{_fmt(summary.std_population)} with ddof=0 and {sample} with ddof=1{hint}; report one of them "
+            "and say which",
+            pointer=arm.stats_pointer + "/std",
+            claimed=arm.stats.std,
+            recomputed=summary.std_population,
+        )
+
+
+# --- A304 / A305 / A306 -----------------------------------------------------
+
+
+@check("A304", "per-seed-diff-mismatch", Severity.ERROR)
+def per_seed_diff_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+    """A reported per-seed difference is not idea minus baseline for that seed.
+
+    ## What it does
+    Recomputes `idea_i - baseline_i` for every seed and compares it with
+    `comparison.per_seed_diffs[i]`, with a tolerance scaled to the magnitude
+    of the two values subtracted (float32 noise of numbers near 10 is ~1e-6).
+    The message lists the offending seeds; the pointer names the element
+    when only one is wrong.
+
+    ## Why is this bad?
+    The test, the wins and the MDE are all computed from these differences;
+    a wrong sign or a transposed value changes every one of them.
+
+    ## Example
+    ```json
+    "baseline": {"full": {"per_seed": [10.07, 12.07]}},
+    "idea": {"per_seed": [10.05, 12.06]},
+    "comparison": {"per_seed_diffs": [-0.02, 0.01]}
+    ```
+    """
+    r, claimed = ctx.recomputed, ctx.report.comparison.per_seed_diffs
+    if r is None or claimed is None or len(claimed) != r.n_pairs:
+        return  # a length mismatch is A301's
+    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
+    bad = [k for k in range(r.n_pairs) if not values_close(claimed[k], float(r.diffs[k]), scale=scales[k])]
+    if not bad:
+        return
+    pointer = ctx.pointer("comparison", "per_seed_diffs")
+    reversed_sign = all(values_close(-claimed[k], float(r.diffs[k]), scale=scales[k]) for k in bad)
+    listed = "; ".join(
+        f"seed {k}: claimed {_fmt(claimed[k])}, idea - baseline = {_fmt(float(r.diffs[k]))}" for k in bad[:MAX_LISTED]
+    )
+    more = f"; and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
+    why = " (they are baseline - idea: the sign is reversed)" if reversed_sign else ""
+    yield finding(
+        "A304",
+        f"{len(bad)} of {r.n_pairs} per_seed_diffs are not idea - baseline{why}: {listed}{more}",
+        pointer=f"{pointer}/{bad[0]}" if len(bad) == 1 else pointer,
+        claimed=[claimed[k] for k in bad],
+        recomputed=[float(r.diffs[k]) for k in bad],
+    )
+
+
+@check("A305", "delta-mean-mismatch", Severity.ERROR)
+def delta_mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+    """The reported delta_mean is not the mean of idea minus baseline.
+
+    ## What it does
+    Recomputes `mean(idea_i - baseline_i)` and compares it with
+    `comparison.delta_mean`, with a tolerance scaled to the arms' magnitude
+    (a difference of two numbers near 10 carries their float32 noise).
+
+    ## Why is this bad?
+    delta_mean is the effect the whole answer is about; a wrong value (or a
+    reversed sign) misstates what the idea did.
+
+    ## Example
+    ```json
+    "comparison": {"delta_mean": -0.0187}
+    ```
+    """
+    r = ctx.recomputed
+    if r is None:
+        return
+    claimed = ctx.report.comparison.delta_mean
+    scale = max(abs(r.baseline.mean), abs(r.idea.mean))
+    if values_close(claimed, r.delta_mean, scale=scale):
+        return
+    why = ""
+    if r.delta_mean != 0 and values_close(-claimed, r.delta_mean, scale=scale):
+        why = " (the sign is reversed: the claim is baseline - idea)"
+    yield finding(
+        "A305",
+        f"delta_mean is claimed as {_fmt(claimed)} but the mean of idea - baseline over {r.n_pairs} seeds "
+        f"is {_fmt(r.delta_mean)}{why}; report {_fmt(r.delta_mean)}",
+        pointer=ctx.pointer("comparison", "delta_mean"),
+        claimed=claimed,
+        recomputed=r.delta_mean,
+    )
+
+
+@check("A306", "wins-mismatch", Severity.ERROR)
+def wins_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+    """The reported idea_wins is not the number of seeds where the idea is strictly better.
+
+    ## What it does
+    Counts the seeds where the idea is strictly better in the metric's
+    direction (`idea < baseline` when lower is better, `>` when higher is
+    better; ties are not wins) and compares the count with
+    `comparison.idea_wins`.
+
+    ## Why is this bad?
+    "7/8 wins" is the number readers remember; counting ties as wins or
+    counting in the wrong direction overstates (or hides) the effect.
+
+    ## Example
+    ```json
+    "metric_direction": "lower is better",
+    "comparison": {"per_seed_diffs": [-0.01, 0.0, 0.02], "idea_wins": 2}
+    ```
+    """
+    r = ctx.recomputed
+    if r is None:
+        return
+    claimed = ctx.report.comparison.idea_wins
+    if claimed == r.idea_wins:
+        return
+    better = "a lower metric" if ctx.lower_is_better else "a higher metric"
+    losses = int((r.diffs > 0).sum() if ctx.lower_is_better else (r.diffs < 0).sum())
+    why = ""
+    if claimed == losses:
+        why = " (the claim counts the seeds where the idea is worse: the direction is reversed)"
+    elif claimed == r.idea_wins + int((r.diffs == 0).sum()):
+        why = " (the claim counts ties as wins)"
+    yield finding(
+        "A306",
+        f"idea_wins is claimed as {claimed} but the idea is strictly better ({better}) on {r.idea_wins} "
+        f"of {r.n_pairs} seeds{why}; report {r.idea_wins}",
+        pointer=ctx.pointer("comparison", "idea_wins"),
+        claimed=claimed,
+        recomputed=r.idea_wins,
+    )
+
+
+# --- A311 -------------------------------------------------------------------
+
+
+def _same_value(a: object, b: object) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return values_close(float(a), float(b), rtol=1e-12)
+    return a == b
+
+
+def _same_cfg(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+
+
+def _sweep_index_of(cfg: dict, sweep: list[SweepEntry]) -> int | None:
+    """Index of the sweep entry for ``cfg``.
+
+    Exact match first; otherwise the single entry that agrees on every key
+    both share (a sweep often records only the swept keys).
+    """
+    for k, entry in enumerate(sweep):
+        if _same_cfg(cfg, entry.cfg):
+            return k
+    partial = [
+        k
+        for k, entry in enumerate(sweep)
+        if (shared := cfg.keys() & entry.cfg.keys()) and all(_same_value(cfg[key], entry.cfg[key]) for key in shared)
+    ]
+    return partial[0] if len(partial) == 1 else None
+
+
+def _best_index(sweep: list[SweepEntry], lower_is_better: bool) -> int:
+    means = [e.mean for e in sweep]
+    return means.index(min(means) if lower_is_better else max(means))
+
+
+@check("A311", "best-cfg-not-best", Severity.ERROR)
+def best_cfg_not_best(ctx: AuditContext) -> Iterator[Finding]:
+    """An arm's best_cfg is not the best entry of its own sweep.
+
+    ## What it does
+    For each arm that reports both a best config and a sweep, finds the
+    sweep entry with that config and fires when another entry is strictly
+    better in the metric's direction (ties within a relative 1e-6 are fine),
+    or when the best config does not appear in the sweep at all.
+
+    ## Why is this bad?
+    The full run is supposed to use the tuned config. Running a worse one
+    (for the baseline in particular) makes the idea look better than it is.
+
+    ## Example
+    ```json
+    "metric_direction": "lower is better",
+    "baseline": {"best_cfg": {"lr": 0.003},
+                 "sweep": [{"cfg": {"lr": 0.003}, "mean": 13.86}, {"cfg": {"lr": 0.006}, "mean": 10.44}]}
+    ```
+    """
+    for arm in ctx.arms():
+        if arm.best_cfg is None or not arm.sweep:
+            continue
+        best = _best_index(arm.sweep, ctx.lower_is_better)
+        best_entry = arm.sweep[best]
+        chosen = _sweep_index_of(arm.best_cfg, arm.sweep)
+        if chosen is None:
+            yield finding(
+                "A311",
+                f"{_arm_label(arm)} best config {arm.best_cfg} is not an entry of its sweep; the best entry "
+                f"is {best_entry.cfg} with mean {_fmt(best_entry.mean)}",
+                pointer=arm.cfg_pointer or "",
+                claimed=arm.best_cfg,
+                recomputed=best_entry.cfg,
+            )
+            continue
+        chosen_mean = arm.sweep[chosen].mean
+        if values_close(chosen_mean, best_entry.mean, rtol=RTOL_VALUES):
+            continue
+        yield finding(
+            "A311",
+            f"{_arm_label(arm)} best config {arm.best_cfg} has sweep mean {_fmt(chosen_mean)} but "
+            f"{best_entry.cfg} is better ({ctx.report.metric_direction}) with {_fmt(best_entry.mean)}; "
+            f"run the full comparison with {best_entry.cfg}",
+            pointer=arm.cfg_pointer or "",
+            claimed=arm.best_cfg,
+            recomputed=best_entry.cfg,
+        )
