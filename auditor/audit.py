@@ -166,9 +166,12 @@ def audit_document(
     from .schema import validate
 
     findings = list(prior or [])
-    schema_findings = [f for f in validate(document) if f.pointer not in nonfinite_pointers]
+    all_schema_findings = validate(document)
+    schema_findings = [f for f in all_schema_findings if f.pointer not in nonfinite_pointers]
     findings.extend(schema_findings)
-    if any(f.severity is Severity.ERROR for f in schema_findings):
+    # A null left by a NaN in a required field is not reported twice, but it
+    # still makes the document unusable for the models.
+    if any(f.severity is Severity.ERROR for f in all_schema_findings):
         return finish(source, findings, options, recomputed=None)
     ctx, problems = build_context(document, options)
     findings.extend(problems)

@@ -1,0 +1,137 @@
+"""Parse rules (P1xx): raised by :mod:`auditor.transcript` while finding the answer's JSON."""
+
+from __future__ import annotations
+
+from ..findings import Severity, declare
+
+declare(
+    "P101",
+    "no-json-object",
+    Severity.ERROR,
+    """
+    No JSON object that could be the answer was found in the input.
+
+    ## What it does
+    Searches the whole transcript (any header, ```json fences, trailing prose)
+    for a JSON object that holds the answer: one with a `bench_report` key, a
+    bare bench report (`comparison` and `baseline`), or at least an answer key
+    (`worked`, `verdict`, `system_verdict`, `metrics`). Reports when there is none.
+
+    ## Why is this bad?
+    Without the answer's JSON nothing the agent claimed can be checked; the
+    agent may have answered in prose only, or the pipeline stored the wrong text.
+
+    ## Example
+    ```text
+    Ответ агента:
+
+    The idea worked: MSE went from 10.93 to 10.92 with p=0.015.
+    ```
+    Use instead: the answer as a JSON object, `{"worked": true, "bench_report": {...}}`.
+    """,
+)
+
+declare(
+    "P102",
+    "malformed-json",
+    Severity.ERROR,
+    """
+    The answer's JSON object is malformed (reported with line and column).
+
+    ## What it does
+    Reports a JSON-looking object that the JSON decoder rejects: a truncated
+    object that never closes, a missing comma, a trailing comma, single quotes,
+    or nesting deeper than the configured limit (64 levels by default). The
+    message gives the line and column in the whole transcript, counted from 1.
+    Stray braces in prose (`{x}`) next to a valid answer are ignored.
+
+    ## Why is this bad?
+    A malformed object cannot be read reliably; guessing what the agent meant
+    would audit numbers it never wrote. Truncation usually means the answer was
+    cut off by an output limit, so later fields are missing.
+
+    ## Example
+    ```json
+    {"worked": true, "bench_report": {"bench_version": 1, "comparison": {"p_value": 0.01
+    ```
+    Use instead: the complete object, with every `{` closed.
+    """,
+)
+
+declare(
+    "P103",
+    "several-candidates",
+    Severity.WARNING,
+    """
+    Several different candidate answer objects were found; the most complete one was audited.
+
+    ## What it does
+    When the transcript holds more than one distinct object of the best kind
+    (for example two answers, a draft and a final one), audits the most
+    complete one (the last one on ties) and says which line it starts on.
+    Identical copies of the same object are not reported.
+
+    ## Why is this bad?
+    Two different answers in one transcript contradict each other; the one the
+    pipeline used may not be the one audited.
+
+    ## Example
+    ```text
+    Draft: {"worked": false, "bench_report": {...}}
+    Final: {"worked": true, "bench_report": {...}}
+    ```
+    Use instead: exactly one answer object per transcript.
+    """,
+)
+
+declare(
+    "P104",
+    "non-finite-number",
+    Severity.ERROR,
+    """
+    A number in the answer is NaN, Infinity, or too large to be a finite float.
+
+    ## What it does
+    Rejects the literals `NaN`, `Infinity` and `-Infinity` (which Python's json
+    module accepts but JSON does not) and numbers such as `1e999` or integers
+    with hundreds of digits that overflow a 64-bit float. Each is reported with
+    its JSON Pointer and treated as null for the rest of the audit.
+
+    ## Why is this bad?
+    A non-finite p-value, mean or per-seed metric means the experiment diverged
+    or the statistics were computed on broken data; no claim built on it holds.
+
+    ## Example
+    ```json
+    {"comparison": {"p_value": NaN}}
+    ```
+    Use instead: a finite number, or report the run as failed.
+    """,
+)
+
+declare(
+    "P105",
+    "unreadable-input",
+    Severity.ERROR,
+    """
+    The input cannot be read as text: missing, empty, binary, not UTF-8, or over the size limit.
+
+    ## What it does
+    Reports input that is not a readable transcript: a file that does not exist
+    or cannot be opened, an empty or whitespace-only input, binary data (NUL
+    bytes), bytes that are not valid UTF-8 (with the byte offset), or input
+    larger than the size limit (checked before it is read). UTF-8 with a BOM
+    and UTF-16 with a BOM are read normally.
+
+    ## Why is this bad?
+    There is no answer to audit; usually the pipeline stored the wrong file or
+    the agent's output was lost.
+
+    ## Example
+    ```text
+    $ auditor audit empty.txt
+    P105 the input is empty: there is no answer to audit
+    ```
+    Use instead: the transcript as UTF-8 text.
+    """,
+)
