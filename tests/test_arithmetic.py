@@ -1,0 +1,327 @@
+"""A3xx: each rule fires on a planted defect and stays silent on the seeds and near misses."""
+
+from __future__ import annotations
+
+import pytest
+
+from auditor.findings import get_rule
+
+from conftest import seed_answer
+from rule_context import run_rule
+
+A_CODES = [f"A3{k:02d}" for k in range(1, 12)]
+
+
+def _report(answer: dict) -> dict:
+    return answer["bench_report"]
+
+
+def _comparison(answer: dict) -> dict:
+    return answer["bench_report"]["comparison"]
+
+
+@pytest.mark.parametrize("which", ["000", "001"])
+@pytest.mark.parametrize("code", A_CODES)
+def test_silent_on_the_seeds(code: str, which: str) -> None:
+    assert run_rule(code, seed_answer(which)) == []
+
+
+@pytest.mark.parametrize("code", A_CODES)
+def test_docstring_has_the_ruff_sections(code: str) -> None:
+    doc = get_rule(code).doc
+    for section in ("## What it does", "## Why is this bad?", "## Example", "```json"):
+        assert section in doc
+    assert not doc.splitlines()[0].startswith("#")
+
+
+# --- A301 --------------------------------------------------------------------
+
+
+def test_a301_names_the_count_that_disagrees() -> None:
+    answer = seed_answer()
+    _comparison(answer)["n_pairs"] = 9
+    [f] = run_rule("A301", answer)
+    assert f.pointer == "/bench_report/comparison/n_pairs"
+    assert (f.claimed, f.recomputed) == (9, 8)
+    assert "n_pairs is 9" in f.message and "set it to 8" in f.message
+
+
+def test_a301_reports_each_wrong_count() -> None:
+    answer = seed_answer("001")
+    _report(answer)["n_seeds"] = 10
+    _report(answer)["idea"]["full"]["n"] = 7
+    pointers = {f.pointer for f in run_rule("A301", answer)}
+    assert pointers == {"/bench_report/n_seeds", "/bench_report/idea/full/n"}
+
+
+def test_a301_unpaired_arms_stop_the_recomputation() -> None:
+    answer = seed_answer()
+    _report(answer)["idea"]["per_seed"].pop()
+    [f] = run_rule("A301", answer)
+    assert f.pointer == "/bench_report/idea/per_seed"
+    assert (f.claimed, f.recomputed) == (7, 8)
+    assert "cannot be paired" in f.message
+    assert all(run_rule(code, answer) == [] for code in A_CODES[1:])
+
+
+def test_a301_short_per_seed_diffs() -> None:
+    answer = seed_answer()
+    _comparison(answer)["per_seed_diffs"].pop()
+    [f] = run_rule("A301", answer)
+    assert f.pointer == "/bench_report/comparison/per_seed_diffs"
+    assert "len(per_seed_diffs) is 7" in f.message
+
+
+def test_a301_absent_n_seeds_is_not_a_finding() -> None:
+    answer = seed_answer()
+    del _report(answer)["n_seeds"]
+    del _comparison(answer)["per_seed_diffs"]
+    assert run_rule("A301", answer) == []
+
+
+# --- A302 / A303 ---------------------------------------------------------------
+
+
+def test_a302_wrong_mean() -> None:
+    answer = seed_answer()
+    _report(answer)["baseline"]["full"]["mean"] = 10.83
+    [f] = run_rule("A302", answer)
+    assert f.pointer == "/bench_report/baseline/full/mean"
+    assert f.claimed == 10.83 and f.recomputed == pytest.approx(10.930935978889465)
+
+
+def test_a302_float32_rounding_is_tolerated() -> None:
+    answer = seed_answer()
+    _report(answer)["idea"]["mean"] = float(__import__("numpy").float32(10.922250509262085))
+    assert run_rule("A302", answer) == []
+
+
+def test_a303_std_matching_no_ddof_names_the_other_arm() -> None:
+    answer = seed_answer()
+    _report(answer)["idea"]["std"] = 2.5
+    [f] = run_rule("A303", answer)
+    assert f.pointer == "/bench_report/idea/std"
+    assert "baseline arm's std matches ddof=0" in f.message
+
+
+def test_a303_sample_std_is_accepted() -> None:
+    answer = seed_answer()
+    _report(answer)["baseline"]["full"]["std"] = 1.4948782581983764  # ddof=1
+    assert run_rule("A303", answer) == []
+
+
+# --- A304 / A305 / A306 ----------------------------------------------------------
+
+
+def test_a304_one_wrong_diff_points_at_the_element() -> None:
+    answer = seed_answer()
+    _comparison(answer)["per_seed_diffs"][4] = -0.0035953521728515625
+    [f] = run_rule("A304", answer)
+    assert f.pointer == "/bench_report/comparison/per_seed_diffs/4"
+    assert "seed 4" in f.message
+
+
+def test_a304_reversed_sign_points_at_the_array() -> None:
+    answer = seed_answer()
+    c = _comparison(answer)
+    c["per_seed_diffs"] = [-x for x in c["per_seed_diffs"]]
+    [f] = run_rule("A304", answer)
+    assert f.pointer == "/bench_report/comparison/per_seed_diffs"
+    assert "8 of 8" in f.message and "sign is reversed" in f.message
+    assert "and 3 more" in f.message
+
+
+def test_a304_float32_noise_in_diffs_is_tolerated() -> None:
+    answer = seed_answer()
+    c = _comparison(answer)
+    c["per_seed_diffs"] = [x + 2e-6 for x in c["per_seed_diffs"]]  # below float32 noise of values near 10
+    assert run_rule("A304", answer) == []
+
+
+def test_a305_wrong_delta_mean() -> None:
+    answer = seed_answer()
+    _comparison(answer)["delta_mean"] = -0.0187
+    [f] = run_rule("A305", answer)
+    assert f.pointer == "/bench_report/comparison/delta_mean"
+    assert f.recomputed == pytest.approx(-0.008685469627380371)
+
+
+def test_a305_reversed_sign_is_explained() -> None:
+    answer = seed_answer()
+    _comparison(answer)["delta_mean"] = 0.008685469627380371
+    [f] = run_rule("A305", answer)
+    assert "sign is reversed" in f.message
+
+
+def test_a306_wrong_wins() -> None:
+    answer = seed_answer()
+    _comparison(answer)["idea_wins"] = 8
+    [f] = run_rule("A306", answer)
+    assert (f.claimed, f.recomputed) == (8, 7)
+    assert "report 7" in f.message
+
+
+def test_a306_counting_the_wrong_direction_is_explained() -> None:
+    answer = seed_answer()
+    _comparison(answer)["idea_wins"] = 1
+    [f] = run_rule("A306", answer)
+    assert "direction is reversed" in f.message
+
+
+def test_a306_higher_is_better_counts_upwards() -> None:
+    answer = seed_answer()
+    _report(answer)["metric_direction"] = "higher is better"
+    _comparison(answer)["idea_wins"] = 1
+    assert run_rule("A306", answer) == []
+
+
+# --- A307 / A308 -------------------------------------------------------------------
+
+
+def test_a307_p_outside_the_monte_carlo_band() -> None:
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = 0.03
+    [f] = run_rule("A307", answer)
+    assert f.pointer == "/bench_report/comparison/p_value"
+    assert f.recomputed == 0.015625
+    assert "all 256 sign patterns is 0.015625" in f.message
+
+
+@pytest.mark.parametrize("p", [0.015625, 0.01475, 0.0156, 0.018])
+def test_a307_monte_carlo_estimates_are_consistent(p: float) -> None:
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = p
+    assert run_rule("A307", answer) == []
+
+
+def test_a307_band_follows_mc_resamples() -> None:
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = 0.01475
+    assert run_rule("A307", answer, mc_resamples=10_000_000) != []
+
+
+def test_a307_says_when_the_one_sided_p_was_reported() -> None:
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = 0.0078125
+    [f] = run_rule("A307", answer, mc_resamples=1_000_000)
+    assert "matches the one-sided p 0.0078125" in f.message
+
+
+def test_a307_randomized_p_widens_the_band() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    base = list(10 + rng.normal(0, 1, 30))
+    idea = [b - 0.01 + rng.normal(0, 0.02) for b in base]
+    answer = seed_answer()
+    report = _report(answer)
+    report["baseline"]["full"]["per_seed"] = base
+    report["idea"]["per_seed"] = idea
+    from rule_context import context_for
+
+    r = context_for(answer).recomputed
+    assert r.p_method == "randomized"
+    _comparison(answer)["p_value"] = r.p_value
+    assert run_rule("A307", answer) == []
+    _comparison(answer)["p_value"] = min(1.0, r.p_value + 0.2)
+    [f] = run_rule("A307", answer)
+    assert "randomized" in f.message
+
+
+def test_a308_p_below_the_floor() -> None:
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = 0.001
+    [f] = run_rule("A308", answer)
+    assert f.recomputed == pytest.approx(0.0078125)
+    assert "2/2^8" in f.message
+
+
+def test_a308_p_at_the_floor_is_possible() -> None:
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = 0.0078
+    assert run_rule("A308", answer) == []
+
+
+# --- A309 / A310 -------------------------------------------------------------------
+
+
+def test_a309_wrong_mde() -> None:
+    answer = seed_answer()
+    _comparison(answer)["mde"] = 0.0094
+    [f] = run_rule("A309", answer)
+    assert f.recomputed == pytest.approx(0.004699233088753434)
+    assert "t(0.975, 7)" in f.message
+
+
+def test_a309_z_quantile_is_explained() -> None:
+    answer = seed_answer()
+    _comparison(answer)["mde"] = 0.004699233088753434 * 1.959963984540054 / 2.364624251592785
+    [f] = run_rule("A309", answer)
+    assert "z = 1.96" in f.message
+
+
+def test_a309_table_t_is_tolerated() -> None:
+    answer = seed_answer()
+    _comparison(answer)["mde"] = 0.004699233088753434 * 1.0008
+    assert run_rule("A309", answer) == []
+
+
+def test_a310_fraction_instead_of_percent() -> None:
+    answer = seed_answer()
+    _comparison(answer)["mde_rel_pct"] = 0.0004299704824063914
+    [f] = run_rule("A310", answer)
+    assert "fraction, not the percent" in f.message
+
+
+def test_a310_within_relative_tolerance() -> None:
+    answer = seed_answer()
+    _comparison(answer)["mde_rel_pct"] = 0.042990216920389054 * (1 - 8e-4)
+    assert run_rule("A310", answer) == []
+
+
+def test_absent_optional_fields_are_not_findings() -> None:
+    answer = seed_answer()
+    c = _comparison(answer)
+    for key in ("mde", "mde_rel_pct", "per_seed_diffs"):
+        del c[key]
+    for code in A_CODES:
+        assert run_rule(code, answer) == []
+
+
+# --- A311 ----------------------------------------------------------------------
+
+
+def test_a311_best_cfg_not_best() -> None:
+    answer = seed_answer("001")
+    _report(answer)["baseline"]["best_cfg"]["lr"] = 0.003
+    [f] = run_rule("A311", answer)
+    assert f.pointer == "/bench_report/baseline/best_cfg"
+    assert f.recomputed == {"lr": 0.006, "epochs": 12}
+
+
+def test_a311_flat_idea_uses_the_top_level_sweep() -> None:
+    answer = seed_answer()
+    _report(answer)["idea_sweep"][1]["mean"] = 9.9
+    [f] = run_rule("A311", answer)
+    assert f.pointer == "/bench_report/idea/cfg"
+
+
+def test_a311_best_cfg_missing_from_the_sweep() -> None:
+    answer = seed_answer("001")
+    _report(answer)["idea"]["best_cfg"]["lr"] = 0.01
+    [f] = run_rule("A311", answer)
+    assert "not an entry of its sweep" in f.message
+
+
+def test_a311_higher_is_better_and_ties() -> None:
+    answer = seed_answer("001")
+    report = _report(answer)
+    report["metric_direction"] = "higher is better"
+    assert {f.pointer for f in run_rule("A311", answer)} == {
+        "/bench_report/baseline/best_cfg",
+        "/bench_report/idea/best_cfg",
+    }
+    for arm in ("baseline", "idea"):
+        report[arm]["sweep"][0]["mean"] = report[arm]["sweep"][2]["mean"] = 50.0
+        report[arm]["best_cfg"]["lr"] = 0.006  # tied with lr=0.001
+    assert run_rule("A311", answer) == []

@@ -1,0 +1,249 @@
+"""V4xx: each rule fires on a planted defect and stays silent on the seeds and near misses."""
+
+from __future__ import annotations
+
+import pytest
+
+from auditor.findings import Severity, get_rule
+from auditor.rules.verdict import mechanism_pairs
+
+from conftest import seed_answer
+from rule_context import run_rule
+
+V_CODES = [f"V40{k}" for k in range(1, 8)]
+
+
+def _report(answer: dict) -> dict:
+    return answer["bench_report"]
+
+
+def _comparison(answer: dict) -> dict:
+    return answer["bench_report"]["comparison"]
+
+
+@pytest.mark.parametrize("which", ["000", "001"])
+@pytest.mark.parametrize("code", V_CODES)
+def test_silent_on_the_seeds(code: str, which: str) -> None:
+    assert run_rule(code, seed_answer(which)) == []
+
+
+@pytest.mark.parametrize("code", V_CODES)
+def test_docstring_has_the_ruff_sections(code: str) -> None:
+    doc = get_rule(code).doc
+    for section in ("## What it does", "## Why is this bad?", "## Example", "```json"):
+        assert section in doc
+
+
+def test_severities() -> None:
+    assert get_rule("V407").severity is Severity.WARNING
+    assert all(get_rule(code).severity is Severity.ERROR for code in V_CODES[:-1])
+
+
+@pytest.mark.parametrize("code", ["V403", "V404", "V405", "V406"])
+def test_answer_level_rules_skip_a_bare_report(code: str) -> None:
+    report = _report(seed_answer())
+    report["comparison"]["verdict"] = "no measurable effect"
+    assert run_rule(code, report) == []
+
+
+# --- V401 ----------------------------------------------------------------------
+
+
+def test_v401_claims_significance_the_data_do_not_show() -> None:
+    answer = seed_answer("001")
+    _comparison(answer)["verdict"] = "idea significantly better"
+    [f] = run_rule("V401", answer)
+    assert f.pointer == "/bench_report/comparison/verdict"
+    assert f.recomputed == "no measurable effect"
+
+
+def test_v401_hides_a_significant_improvement() -> None:
+    answer = seed_answer()
+    _comparison(answer)["verdict"] = "no significant difference"
+    [f] = run_rule("V401", answer)
+    assert f.recomputed == "idea better (significant)"
+
+
+def test_v401_unrecognised_verdict() -> None:
+    answer = seed_answer()
+    _comparison(answer)["verdict"] = "see above"
+    [f] = run_rule("V401", answer)
+    assert "not recognised" in f.message
+
+
+@pytest.mark.parametrize("text", ["Idea better (significant).", "significant improvement", "idea_better_significant"])
+def test_v401_accepts_other_wordings(text: str) -> None:
+    answer = seed_answer()
+    _comparison(answer)["verdict"] = text
+    assert run_rule("V401", answer) == []
+
+
+def test_v401_follows_alpha() -> None:
+    assert run_rule("V401", seed_answer(), alpha=0.01) != []
+
+
+# --- V402 / V403 / V404 / V405 ------------------------------------------------------
+
+
+def test_v402_system_worked_without_a_significant_improvement() -> None:
+    answer = seed_answer("001")
+    _comparison(answer)["system_worked"] = True
+    [f] = run_rule("V402", answer)
+    assert f.pointer == "/bench_report/comparison/system_worked"
+    assert (f.claimed, f.recomputed) == (True, False)
+
+
+def test_v402_follows_the_claimed_verdict_not_the_data() -> None:
+    answer = seed_answer("001")
+    c = _comparison(answer)
+    c["verdict"], c["system_worked"] = "idea better (significant)", True
+    assert run_rule("V402", answer) == []  # V401 reports the verdict itself
+
+
+def test_v402_falls_back_to_the_recomputed_verdict() -> None:
+    answer = seed_answer()
+    c = _comparison(answer)
+    c["verdict"], c["system_worked"] = "see above", False
+    [f] = run_rule("V402", answer)
+    assert "recomputed verdict" in f.message
+
+
+def test_v403_worked_vs_system_verdict() -> None:
+    answer = seed_answer()
+    answer["system_verdict"] = "failed"
+    [f] = run_rule("V403", answer)
+    assert f.pointer == "/worked"
+    answer["system_verdict"] = "pending"
+    assert run_rule("V403", answer) == []
+
+
+def test_v404_practical_verdict() -> None:
+    answer = seed_answer("001")
+    answer["practical_verdict"] = "helps"
+    [f] = run_rule("V404", answer)
+    assert f.pointer == "/practical_verdict"
+    assert f.recomputed == "no_effect"
+
+
+def test_v404_unknown_practical_word_is_not_judged() -> None:
+    answer = seed_answer("001")
+    answer["practical_verdict"] = "mixed"
+    assert run_rule("V404", answer) == []
+
+
+@pytest.mark.parametrize(("ok", "fires"), [(0, True), (False, True), (1, False), (True, False), (2, False)])
+def test_v405_mechanism_ok(ok, fires: bool) -> None:
+    answer = seed_answer()
+    answer["mechanism_ok"] = ok
+    findings = run_rule("V405", answer)
+    assert bool(findings) is fires
+    if fires:
+        assert findings[0].pointer == "/mechanism_ok"
+
+
+# --- V406 ------------------------------------------------------------------------
+
+
+def test_v406_p_in_the_metrics_contradicts_the_report() -> None:
+    answer = seed_answer()
+    answer["metrics"]["paired_comparison"] = "delta_mean=-0.008685469627380371, p_value=0.001, idea_wins=7/8."
+    [f] = run_rule("V406", answer)
+    assert f.pointer == "/metrics/paired_comparison"
+    assert '"p_value=0.001"' in f.message and "0.01475" in f.message
+
+
+def test_v406_wins_and_totals() -> None:
+    answer = seed_answer()
+    answer["verdict"] = answer["verdict"].replace("7/8 wins", "8/8 wins")
+    [f] = run_rule("V406", answer)
+    assert f.pointer == "/verdict" and "idea_wins is 7" in f.message
+    answer["verdict"] = answer["verdict"].replace("8/8 wins", "7/9 wins")
+    [f] = run_rule("V406", answer)
+    assert "n_pairs is 8" in f.message
+
+
+def test_v406_delta_and_from_to() -> None:
+    answer = seed_answer()
+    answer["metrics"]["paired_comparison"] = "delta_mean=-0.0187"
+    answer["verdict"] = answer["verdict"].replace("to 10.92225", "to 10.82225")
+    pointers = sorted(f.pointer for f in run_rule("V406", answer))
+    assert pointers == ["/metrics/paired_comparison", "/verdict"]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "p=0.0148 and 7/8 wins",  # rounded to 4 decimals
+        "p=0.015625 (exact)",  # the recomputed p
+        "p < 0.05 with 7 of 8 wins",
+        "mean delta -0.0087",
+        "MSE went from 10.931 to 10.922",
+        "lr went from 0.001 to 0.006",
+        "target delta=0.5",
+    ],
+)
+def test_v406_near_misses_are_consistent(sentence: str) -> None:
+    answer = seed_answer()
+    answer["verdict"] = sentence
+    assert run_rule("V406", answer) == []
+
+
+def test_v406_nested_metrics_and_prose_cap() -> None:
+    answer = seed_answer()
+    answer["metrics"]["nested"] = {"runs": ["fine", "p=0.5"]}
+    [f] = run_rule("V406", answer)
+    assert f.pointer == "/metrics/nested/runs/1"
+    assert run_rule("V406", answer, max_prose_chars=200) == []
+
+
+# --- V407 ------------------------------------------------------------------------
+
+
+def test_v407_confirmed_far_from_target() -> None:
+    answer = seed_answer()
+    _report(answer)["mechanism_signature"]["target_mean_tail_above_tau"] = 0.02
+    [f] = run_rule("V407", answer)
+    assert f.severity is Severity.WARNING
+    assert f.pointer == "/bench_report/mechanism_signature/observed_mean_tail_above_tau"
+
+
+def test_v407_silent_when_not_confirmed_or_close() -> None:
+    answer = seed_answer()
+    signature = _report(answer)["mechanism_signature"]
+    signature["target_mean_tail_above_tau"] = 0.002  # 1.46x away
+    assert run_rule("V407", answer) == []
+    signature["target_mean_tail_above_tau"] = 0.02
+    signature["confirmed"] = False
+    assert run_rule("V407", answer) == []
+
+
+def test_v407_factor_is_configurable() -> None:
+    answer = seed_answer()
+    _report(answer)["mechanism_signature"]["target_mean_tail_above_tau"] = 0.002
+    assert run_rule("V407", answer, mechanism_factor=1.2) != []
+
+
+@pytest.mark.parametrize(
+    ("signature", "pairs"),
+    [
+        ({"target_delta": 0.02, "observed_mean_tail_above_tau": 0.001}, []),
+        ({"target_tail": 0.02, "observed_mean_tail": 0.001}, [("target_tail", "observed_mean_tail")]),
+        ({"expected_depth": 1, "measured_depth": 3}, [("expected_depth", "measured_depth")]),
+        ({"depth_predicted": 1, "depth_actual": 3}, [("depth_predicted", "depth_actual")]),
+        ({"target_x": "small", "observed_x": 3}, []),
+        ({"target_x": True, "observed_x": 3}, []),
+        ({"target_tail": 1, "observed_entail": 3}, []),
+    ],
+)
+def test_v407_pairs_keys_by_stem(signature: dict, pairs: list) -> None:
+    assert mechanism_pairs(signature) == pairs
+
+
+@pytest.mark.parametrize(
+    ("target", "observed", "fires"),
+    [(0.02, -0.02, True), (0.0, 0.5, False), (0.0, 0.0, False), (-1.0, -3.0, True), (-1.0, -1.5, False)],
+)
+def test_v407_zero_and_sign(target: float, observed: float, fires: bool) -> None:
+    answer = seed_answer()
+    _report(answer)["mechanism_signature"].update(target_gap=target, observed_gap=observed)
+    assert bool(run_rule("V407", answer)) is fires
