@@ -28,8 +28,12 @@ from dataclasses import dataclass, field
 # are noise, so they also match within this relative tolerance.
 LONG_NUMBER_RTOL = 1e-6
 
+# A number as agents write it: "-0.0087", ".05", "1.5e-3", "2×10^-4" ("−" is U+2212).
 _NUM = r"[-−+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-−+]?\d+|\s?[×x]\s?10\^?[-−+]?\d+)?"
-_MANTISSA_EXPONENT = re.compile(r"([-−+]?(?:\d+(?:\.(\d+))?|\.(\d+)))(?:[eE]([-−+]?\d+)|\s?[×x]\s?10\^?([-−+]?\d+))?")
+# The same, with groups: mantissa, its decimals (two spellings), exponent (two spellings).
+_MANTISSA_EXPONENT = re.compile(
+    r"([-−+]?(?:\d+(?:\.(\d+))?|\.(\d+)))(?:[eE]([-−+]?\d+)|\s?[×x]\s?10\^?([-−+]?\d+))?"
+)
 
 _P_VALUE = re.compile(
     r"(?<![\w.])p(?:[\s_-]?values?)?(?![\w-])\s*"
@@ -67,7 +71,8 @@ _CLAUSE_BREAK = re.compile(r"[,;:()\[\]\n]|\.\s")
 _CLAUSE_WINDOW = 100
 # Words that make a quoted p a threshold or a condition, not a result.
 _THRESHOLD_WORDS = re.compile(
-    r"\b(?:criteri(?:on|a)|thresholds?|alpha|cut-?off|significance\s+level|requires?|required|if|unless|must|needs?)\b|α",
+    r"\b(?:criteri(?:on|a)|thresholds?|alpha|cut-?off|significance\s+level"
+    r"|requires?|required|if|unless|must|needs?)\b|α",
     re.IGNORECASE,
 )
 # Words that make a "mean delta" a parameter of the mechanism, not the result.
