@@ -247,3 +247,13 @@ def test_v407_zero_and_sign(target: float, observed: float, fires: bool) -> None
     answer = seed_answer()
     _report(answer)["mechanism_signature"].update(target_gap=target, observed_gap=observed)
     assert bool(run_rule("V407", answer)) is fires
+
+
+def test_v401_randomized_p_near_alpha_accepts_either_verdict() -> None:
+    answer = seed_answer()
+    _comparison(answer)["verdict"] = "no measurable effect"
+    # Exact p = 0.015625 < alpha = 0.016: the null verdict is a decision error ...
+    assert run_rule("V401", answer, alpha=0.016) != []
+    # ... but a randomized p cannot tell 0.0156 from 0.016, so either verdict stands.
+    assert run_rule("V401", answer, alpha=0.016, exact_max_n=4) == []
+    assert run_rule("V401", answer, alpha=0.2, exact_max_n=4) != []

@@ -210,10 +210,11 @@ def per_seed_diff_mismatch(ctx: AuditContext) -> Iterator[Finding]:
         f"seed {k}: claimed {_fmt(claimed[k])}, idea - baseline = {_fmt(float(r.diffs[k]))}" for k in bad[:MAX_LISTED]
     )
     more = f"; and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
-    why = " (they are baseline - idea: the sign is reversed)" if reversed_sign else ""
+    why = " (the sign is reversed: baseline - idea)" if reversed_sign else ""
+    verb = "is" if len(bad) == 1 else "are"
     yield finding(
         "A304",
-        f"{len(bad)} of {r.n_pairs} per_seed_diffs are not idea - baseline{why}: {listed}{more}",
+        f"{len(bad)} of {r.n_pairs} per_seed_diffs {verb} not idea - baseline{why}: {listed}{more}",
         pointer=f"{pointer}/{bad[0]}" if len(bad) == 1 else pointer,
         claimed=[claimed[k] for k in bad],
         recomputed=[float(r.diffs[k]) for k in bad],

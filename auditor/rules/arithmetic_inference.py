@@ -126,7 +126,7 @@ def p_value_below_minimum(ctx: AuditContext) -> Iterator[Finding]:
     yield finding(
         "A308",
         f"p_value {_fmt(claimed)} is impossible with {r.n_pairs} pairs: the smallest two-sided sign-flip "
-        f"p is 2/2^{r.n_pairs} = {floor:.4g}; report the p of the sign-flip test ({_fmt(r.p_value)})",
+        f"p is 2/2^{r.n_pairs} = {floor:.6g}; report the p of the sign-flip test ({_fmt(r.p_value)})",
         pointer=ctx.pointer("comparison", "p_value"),
         claimed=claimed,
         recomputed=floor,
