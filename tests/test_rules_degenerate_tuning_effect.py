@@ -55,7 +55,11 @@ def test_t601_smallest_value_is_also_an_edge(audit) -> None:
 
 def test_higher_is_better_direction_counts_wins_upwards(audit) -> None:
     answer = seed_answer()
-    answer["bench_report"]["metric_direction"] = "higher is better"
+    report = answer["bench_report"]
+    report["metric_direction"] = "higher is better"
+    for sweep in (report["baseline"]["sweep"], report["idea_sweep"]):
+        for entry in sweep:  # an accuracy-like sweep where lr=0.006 is still best
+            entry["mean"] = 1 / entry["mean"]
     accuracy = [0.80, 0.81, 0.79, 0.82, 0.80, 0.78, 0.83, 0.81]
     answer = rewrite_statistics(answer, baseline=accuracy, idea=[a + 0.05 for a in accuracy])
     result = audit(as_transcript(answer))
