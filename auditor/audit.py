@@ -183,8 +183,16 @@ def audit_document(
         rerun_findings, rerun_record = run_and_compare(document, transcript_path, rerun, options)
         findings.extend(rerun_findings)
     recomputed = ctx.recomputed.to_dict() if ctx.recomputed is not None else None
+    from .rules.cross import facts  # what the batch's cross-answer checks (X9xx) compare
+
     return finish(
-        source, findings, options, recomputed=recomputed, claimed=_claimed_summary(ctx), rerun=rerun_record
+        source,
+        findings,
+        options,
+        recomputed=recomputed,
+        claimed=_claimed_summary(ctx),
+        rerun=rerun_record,
+        extra={"cross": facts(ctx)},
     )
 
 

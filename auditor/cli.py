@@ -1,40 +1,41 @@
 """Command line: a thin layer over the library.
 
 ``main(argv) -> int``: one function per command, one domain error
-(:class:`AuditorError`) caught at the top.  Exit codes: 0 every transcript
-passes, 1 any fails or could not be audited, 2 usage errors.
+(:class:`AuditorError`) caught at the top.  Exit codes: 0 nothing at or above
+``--fail-on``, 1 a transcript fails or could not be audited, 2 usage errors
+(unknown option or format, missing path, unreadable config or baseline).
+The batch run itself is :mod:`auditor.session`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Sequence
 
 from . import __version__
 from .errors import AuditorError, UsageError
-from .findings import Severity
-from .options import MiB, AuditOptions, RerunOptions
+from .options import MiB, RerunOptions
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-DEFAULT_INCLUDE = ("*.txt", "*.md", "*.json")
-# Files that belong to an experiment's workspace, not transcripts.
-WORKSPACE_FILES = ("bench_report.json",)
 
 
 def _codes(text: str) -> list[str]:
     return [c.strip().upper() for c in text.split(",") if c.strip()]
 
 
-def _fail_on(text: str) -> Severity | None:
-    if text == "never":
-        return None
+def _globs(text: str) -> list[str]:
+    return [g.strip() for g in text.split(",") if g.strip()]
+
+
+def _fail_on(text: str) -> str:
+    from .config import fail_on_severity
+
     try:
-        return Severity.parse(text)
+        fail_on_severity(text.strip().lower())
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip().lower()
 
 
 def _positive_int(text: str) -> int:
@@ -56,25 +57,35 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_audit_arguments(audit: argparse.ArgumentParser) -> None:
     from .formats import FORMATS
 
-    parser = _Parser(prog="auditor", description="Audit the claims AI research agents make about their ML experiments.")
-    parser.add_argument("--version", action="version", version=f"auditor {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    audit = sub.add_parser("audit", help="audit transcripts (files, directories, or - for stdin)")
+    # Defaults of None mean "not given": [tool.auditor] or the built-in default applies.
     audit.add_argument("paths", nargs="+", metavar="PATH")
     audit.add_argument("--format", choices=sorted(FORMATS), default="text")
-    audit.add_argument("--select", type=_codes, action="extend", default=[], help="only these codes or prefixes")
-    audit.add_argument("--ignore", type=_codes, action="extend", default=[], help="skip these codes or prefixes")
-    audit.add_argument("--fail-on", type=_fail_on, default=Severity.ERROR, metavar="error|warning|info|never")
+    audit.add_argument("--output", "-o", metavar="FILE", help="write there (atomically; jsonl appends per line)")
+    audit.add_argument("--select", type=_codes, action="extend", help="only these codes or prefixes")
+    audit.add_argument("--ignore", type=_codes, action="extend", help="skip these codes or prefixes")
+    audit.add_argument("--fail-on", type=_fail_on, metavar="error|warning|info|never", help="default: error")
     audit.add_argument("--exit-zero", action="store_true", help="exit 0 even when transcripts fail")
-    audit.add_argument("--alpha", type=_probability, default=0.05, help="significance level (default 0.05)")
-    audit.add_argument("--mc-resamples", type=_positive_int, default=10_000, help="B assumed for Monte-Carlo p-values")
+    audit.add_argument("--alpha", type=_probability, help="significance level (default 0.05)")
+    audit.add_argument("--mc-resamples", type=_positive_int, help="B assumed for Monte-Carlo p-values (10,000)")
     audit.add_argument("--max-bytes", type=_positive_int, default=16 * MiB, help="largest input read, in bytes")
     audit.add_argument("--max-depth", type=_positive_int, default=64, help="deepest JSON nesting accepted")
     audit.add_argument("--max-seeds", type=_positive_int, default=10_000, help="most per-seed values recomputed")
+    batch = audit.add_argument_group("batch", "directories, parallelism, cross-answer checks")
+    batch.add_argument("--include", type=_globs, action="extend", help="file globs (default *.txt,*.md,*.json)")
+    batch.add_argument("--exclude", type=_globs, action="extend", help="globs of files or folders to skip")
+    batch.add_argument("--jobs", "-j", type=_positive_int, help="parallel processes (default: cores; 1 with --rerun)")
+    batch.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    batch.add_argument("--statistics", action="store_true", help="count findings per rule (text format)")
+    batch.add_argument("--resume", action="store_true", help="skip sources already in the --output jsonl file")
+    batch.add_argument("--fdr", type=_probability, help="X902 false-discovery rate (default 0.05)")
+    gate = audit.add_argument_group("gate", "configuration and baselines")
+    gate.add_argument("--config", metavar="FILE", help="pyproject.toml to read [tool.auditor] from")
+    gate.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    gate.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
+    gate.add_argument("--write-baseline", metavar="FILE", help="record every current finding in FILE, exit 0")
     rr = audit.add_argument_group("rerun", "run the referenced experiment again in a sandbox")
     rr.add_argument("--rerun", action="store_true")
     rr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -85,46 +96,17 @@ def build_parser() -> argparse.ArgumentParser:
     rr.add_argument("--memory", type=float, default=8.0, help="memory cap in GiB (default 8)")
     rr.add_argument("--unsafe-no-sandbox", action="store_true", help="run without bubblewrap (trusted code only)")
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="auditor", description="Audit the claims AI research agents make about their ML experiments.")
+    parser.add_argument("--version", action="version", version=f"auditor {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_audit_arguments(sub.add_parser("audit", help="audit transcripts (files, directories, or - for stdin)"))
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=("text", "json"), default="text")
     rule = sub.add_parser("rule", help="explain one rule")
     rule.add_argument("code")
     return parser
-
-
-def _expand(paths: Sequence[str]) -> list[str]:
-    """Files to audit: files as given, directories walked (sorted), ``-`` for stdin."""
-    out: list[str] = []
-    for raw in paths:
-        if raw == "-":
-            out.append(raw)
-            continue
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(
-                str(p)
-                for p in path.rglob("*")
-                if p.is_file() and p.name not in WORKSPACE_FILES and any(p.match(g) for g in DEFAULT_INCLUDE)
-            )
-            out.extend(found)
-        elif path.exists():
-            out.append(raw)
-        else:
-            raise UsageError(f"no such file or directory: {raw}")
-    return out
-
-
-def _options(args: argparse.Namespace) -> AuditOptions:
-    return AuditOptions(
-        alpha=args.alpha,
-        mc_resamples=args.mc_resamples,
-        max_bytes=args.max_bytes,
-        max_depth=args.max_depth,
-        max_seeds=args.max_seeds,
-        select=tuple(args.select),
-        ignore=tuple(args.ignore),
-        fail_on=args.fail_on,
-    )
 
 
 def _rerun_options(args: argparse.Namespace) -> RerunOptions | None:
@@ -141,21 +123,48 @@ def _rerun_options(args: argparse.Namespace) -> RerunOptions | None:
     )
 
 
-def cmd_audit(args: argparse.Namespace) -> int:
-    from .audit import STATUS_PASS, audit_path
-    from .formats import Run, writer
+def _check_combinations(args: argparse.Namespace) -> None:
+    if args.resume and not (args.output and args.format == "jsonl"):
+        raise UsageError("--resume needs --format jsonl and --output FILE (the file to resume)")
+    if args.statistics and args.format != "text":
+        raise UsageError("--statistics prints a table; it needs --format text")
 
-    options = _options(args)
-    rerun = _rerun_options(args)
-    results = tuple(audit_path(p, options, rerun=rerun) for p in _expand(args.paths))
-    if not results:
+
+def _settings(args: argparse.Namespace):  # -> config.Settings
+    from pathlib import Path
+
+    from . import config
+
+    loaded = config.Config() if args.isolated else config.load(Path(args.config) if args.config else None)
+    return config.resolve(
+        loaded,
+        select=args.select,
+        ignore=args.ignore,
+        fail_on=args.fail_on,
+        alpha=args.alpha,
+        mc_resamples=args.mc_resamples,
+        fdr=args.fdr,
+        include=args.include,
+        exclude=args.exclude,
+        max_bytes=args.max_bytes,
+        max_depth=args.max_depth,
+        max_seeds=args.max_seeds,
+    )
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .batch import discover, failing
+    from .session import run_session
+
+    _check_combinations(args)
+    settings = _settings(args)
+    paths = discover(args.paths, settings.include, settings.exclude)
+    if not paths:
         raise UsageError("no transcripts found in the given paths")
-    run = Run(results)
-    writer(args.format)(run, sys.stdout)
-    sys.stdout.flush()
-    if args.exit_zero or all(r.status == STATUS_PASS for r in results):
+    run = run_session(paths, settings, args, rerun=_rerun_options(args))
+    if args.write_baseline or args.exit_zero:
         return EXIT_OK
-    return EXIT_FAIL
+    return EXIT_FAIL if failing(run.results, settings.options.fail_on) else EXIT_OK
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

@@ -16,7 +16,11 @@ from ..audit import STATUS_ERROR, STATUS_FAIL, STATUS_PASS, AuditResult
 
 @dataclass(frozen=True)
 class Run:
+    """Results in a deterministic order, and the batch's cross-answer summary
+    (a :class:`~auditor.rules.cross.CrossSummary`; None for a single transcript)."""
+
     results: tuple[AuditResult, ...]
+    cross: Any = None
 
     @property
     def summary(self) -> dict[str, int]:
@@ -29,11 +33,14 @@ class Run:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "auditor_version": __version__,
             "results": [r.to_dict() for r in self.results],
             "summary": self.summary,
         }
+        if self.cross is not None:
+            out["cross"] = self.cross.to_dict()
+        return out
 
 
 Writer = Callable[[Run, TextIO], None]
@@ -42,6 +49,10 @@ Writer = Callable[[Run, TextIO], None]
 FORMATS: dict[str, str] = {
     "text": "auditor.formats.text",
     "json": "auditor.formats.json",
+    "jsonl": "auditor.formats.jsonl",
+    "sarif": "auditor.formats.sarif",
+    "junit": "auditor.formats.junit",
+    "github": "auditor.formats.github",
 }
 
 

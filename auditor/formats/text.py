@@ -108,9 +108,19 @@ def make_console(stream: TextIO) -> Console:
 
 
 def write(run: Run, stream: TextIO) -> None:
+    """One transcript: its detailed panel.  Several: one table, failures first, then totals."""
     console = make_console(stream)
-    for result in run.results:
-        console.print(_panel(result))
-    s = run.summary
-    if s["files"] > 1:
-        console.print(f"{s['files']} files: {s['pass']} pass, {s['fail']} fail, {s['error']} error")
+    if len(run.results) == 1:
+        console.print(_panel(run.results[0]))
+        return
+    from .batch_table import batch_report
+
+    for renderable in batch_report(run, console.width):
+        console.print(renderable)
+
+
+def write_statistics(run: Run, stream: TextIO) -> None:
+    """``--statistics``: how often each rule fired, most frequent first (as ruff prints it)."""
+    from .batch_table import statistics_table
+
+    make_console(stream).print(statistics_table(run))

@@ -1,0 +1,287 @@
+"""``[tool.auditor]`` in ``pyproject.toml``: project-wide defaults for ``auditor audit``.
+
+The configuration is discovered from the working directory upward: the first
+``pyproject.toml`` holding a ``[tool.auditor]`` table wins (as ruff does with
+``[tool.ruff]``); ``--config FILE`` names one explicitly and ``--isolated``
+ignores every file.  The command line overrides the file key by key.
+
+Keys (kebab-case)::
+
+    [tool.auditor]
+    select = ["A", "V"]            # codes or prefixes
+    ignore = ["T601"]
+    fail-on = "warning"            # error | warning | info | never
+    alpha = 0.05
+    mc-resamples = 20000
+    fdr = 0.05                     # X902 false-discovery rate
+    include = ["*.txt", "*.md", "*.json"]
+    exclude = ["drafts"]
+
+    [tool.auditor.thresholds]
+    negligible-rel = 0.01          # E701
+    negligible-std = 0.1           # E701
+    inconclusive-mde-rel = 0.05    # E703
+    mechanism-factor = 2.0         # V407
+
+    [tool.auditor.per-file-ignores]
+    "legacy/*" = ["D5", "T603"]
+
+    [tool.auditor.severity]
+    T601 = "error"
+
+Every problem (unknown key, wrong type, unreadable or invalid TOML) raises
+:class:`~auditor.errors.UsageError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .errors import UsageError
+from .findings import Severity
+from .options import AuditOptions
+
+PYPROJECT = "pyproject.toml"
+
+# thresholds key -> AuditOptions field
+THRESHOLDS = {
+    "negligible-rel": "negligible_rel",
+    "negligible-std": "negligible_std",
+    "inconclusive-mde-rel": "inconclusive_mde_rel",
+    "mechanism-factor": "mechanism_factor",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The validated ``[tool.auditor]`` table; ``None`` means "not set here"."""
+
+    path: Path | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    fail_on: str | None = None  # "error" | "warning" | "info" | "never"
+    alpha: float | None = None
+    mc_resamples: int | None = None
+    fdr: float | None = None
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] | None = None
+    thresholds: dict[str, float] = field(default_factory=dict)  # AuditOptions field -> value
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    severity: dict[str, Severity] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path | None:
+        """The folder that per-file-ignores globs are relative to."""
+        return self.path.parent if self.path is not None else None
+
+
+def discover(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.auditor]`` table."""
+    for folder in (start, *start.parents):
+        candidate = folder / PYPROJECT
+        if candidate.is_file() and "auditor" in _read_toml(candidate).get("tool", {}):
+            return candidate
+    return None
+
+
+def load(path: Path | None = None, *, start: Path | None = None) -> Config:
+    """Read ``path`` (or discover one upward from ``start``); an empty Config when none exists."""
+    if path is None:
+        path = discover((start or Path.cwd()).resolve())
+        if path is None:
+            return Config()
+    elif not path.is_file():
+        raise UsageError(f"config file not found: {path}")
+    table = _read_toml(path).get("tool", {}).get("auditor")
+    if table is None:
+        raise UsageError(f"{path}: no [tool.auditor] table")
+    return parse(table, path)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read config {path}: {exc}") from None
+
+
+def parse(table: dict[str, Any], path: Path) -> Config:
+    """Validate a ``[tool.auditor]`` table; every key is checked, unknown keys are errors."""
+    unknown = sorted(set(table) - set(_KEYS))
+    if unknown:
+        raise UsageError(f"{path}: unknown key {unknown[0]!r} in [tool.auditor] (known: {', '.join(_KEYS)})")
+    values: dict[str, Any] = {"path": path}
+    for key, raw in table.items():
+        attr, convert = _KEYS[key]
+        try:
+            values[attr] = convert(raw)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"{path}: [tool.auditor] {key}: {exc}") from None
+    return Config(**values)
+
+
+def _codes(raw: Any) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = raw.split(",")
+    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
+        raise TypeError("expected a list of rule codes or prefixes")
+    return tuple(c.strip().upper() for c in raw if c.strip())
+
+
+def _globs(raw: Any) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not all(isinstance(g, str) for g in raw):
+        raise TypeError("expected a list of glob patterns")
+    return tuple(raw)
+
+
+def _fail_on(raw: Any) -> str:
+    if not isinstance(raw, str):
+        raise TypeError("expected error, warning, info or never")
+    text = raw.strip().lower()
+    fail_on_severity(text)  # validates
+    return text
+
+
+def fail_on_severity(text: str) -> Severity | None:
+    """``--fail-on`` text to the lowest failing severity; None for "never"."""
+    return None if text == "never" else Severity.parse(text)
+
+
+def _number(raw: Any) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+        raise TypeError(f"expected a number, got {raw!r}")
+    return float(raw)
+
+
+def _probability(raw: Any) -> float:
+    value = _number(raw)
+    if not 0 < value < 1:
+        raise ValueError(f"expected a number between 0 and 1, got {raw!r}")
+    return value
+
+
+def _positive_int(raw: Any) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw <= 0:
+        raise TypeError(f"expected a positive integer, got {raw!r}")
+    return raw
+
+
+def _table(raw: Any, what: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise TypeError(f"expected a table of {what}")
+    return raw
+
+
+def _thresholds(raw: Any) -> dict[str, float]:
+    out = {}
+    for key, value in _table(raw, "thresholds").items():
+        if key not in THRESHOLDS:
+            raise ValueError(f"unknown key {key!r} (known: {', '.join(THRESHOLDS)})")
+        number = _number(value)
+        if number <= 0:
+            raise ValueError(f"{key}: expected a positive number, got {value!r}")
+        out[THRESHOLDS[key]] = number
+    return out
+
+
+def _per_file_ignores(raw: Any) -> dict[str, tuple[str, ...]]:
+    return {glob: _codes(codes) for glob, codes in _table(raw, "glob = [codes]").items()}
+
+
+def _severity(raw: Any) -> dict[str, Severity]:
+    from .findings import REGISTRY, load_rules
+
+    load_rules()
+    out = {}
+    for code, level in _table(raw, "CODE = severity").items():
+        if code.upper() not in REGISTRY:
+            raise ValueError(f"unknown rule {code!r}")
+        if not isinstance(level, str):
+            raise TypeError(f"{code}: expected error, warning or info")
+        out[code.upper()] = Severity.parse(level)
+    return out
+
+
+_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "select": ("select", _codes),
+    "ignore": ("ignore", _codes),
+    "fail-on": ("fail_on", _fail_on),
+    "alpha": ("alpha", _probability),
+    "mc-resamples": ("mc_resamples", _positive_int),
+    "fdr": ("fdr", _probability),
+    "include": ("include", _globs),
+    "exclude": ("exclude", _globs),
+    "thresholds": ("thresholds", _thresholds),
+    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
+    "severity": ("severity", _severity),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one ``auditor audit`` run does: the command line over the config over the defaults."""
+
+    options: AuditOptions
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    fdr: float
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    root: Path | None = None  # per-file-ignores globs are relative to it
+
+    def options_for(self, path: str) -> AuditOptions:
+        from .batch import options_for
+
+        return options_for(path, self.options, self.per_file_ignores, self.root)
+
+
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def resolve(
+    config: Config,
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    fail_on: str | None = None,
+    alpha: float | None = None,
+    mc_resamples: int | None = None,
+    fdr: float | None = None,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    **limits: Any,
+) -> Settings:
+    """Merge command-line values (None: not given) over ``config`` over the defaults.
+
+    A list given on the command line replaces the configured one.  ``limits``
+    are AuditOptions fields only the command line sets (max_bytes, ...).
+    """
+    from .batch import DEFAULT_INCLUDE
+
+    defaults = AuditOptions()
+    options = replace(
+        defaults,
+        select=tuple(_first(select, config.select, ())),
+        ignore=tuple(_first(ignore, config.ignore, ())),
+        fail_on=fail_on_severity(_first(fail_on, config.fail_on, "error")),
+        alpha=_first(alpha, config.alpha, defaults.alpha),
+        mc_resamples=_first(mc_resamples, config.mc_resamples, defaults.mc_resamples),
+        severity_overrides=dict(config.severity),
+        **config.thresholds,
+        **limits,
+    )
+    return Settings(
+        options=options,
+        include=tuple(_first(include, config.include, DEFAULT_INCLUDE)),
+        exclude=tuple(_first(exclude, config.exclude, ())),
+        fdr=_first(fdr, config.fdr, 0.05),
+        per_file_ignores=dict(config.per_file_ignores),
+        root=config.root,
+    )

@@ -1,0 +1,63 @@
+"""``--format junit``: JUnit XML for CI test reports.
+
+One ``<testsuite>``, one ``<testcase>`` per transcript (``name`` = its path):
+a failing transcript carries a ``<failure>`` with its findings, one that could
+not be audited an ``<error>``, and a passing one with warnings lists them in
+``<system-out>``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import TextIO
+
+from ..audit import STATUS_ERROR, STATUS_FAIL, AuditResult
+from ..findings import Severity
+from . import Run
+
+# Characters XML 1.0 cannot carry even escaped; an answer's text may hold them.
+_INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _clean(text: str) -> str:
+    return _INVALID_XML.sub("\ufffd", text)
+
+
+def _findings_text(result: AuditResult) -> str:
+    lines = [f"{f.rule} {f.severity.value} {f.pointer or '(input)'}: {f.message}" for f in result.findings]
+    return _clean("\n".join(lines))
+
+
+def _counts(result: AuditResult) -> str:
+    return f"{result.count(Severity.ERROR)} error(s), {result.count(Severity.WARNING)} warning(s)"
+
+
+def _testcase(result: AuditResult) -> ET.Element:
+    case = ET.Element("testcase", classname="auditor", name=_clean(result.source), time="0")
+    if result.status == STATUS_FAIL:
+        ET.SubElement(case, "failure", message=_counts(result), type="auditor.fail").text = _findings_text(result)
+    elif result.status == STATUS_ERROR:
+        first = result.findings[0].message if result.findings else "could not be audited"
+        ET.SubElement(case, "error", message=_clean(first), type="auditor.error").text = _findings_text(result)
+    elif result.findings:
+        ET.SubElement(case, "system-out").text = _findings_text(result)
+    return case
+
+
+def document(run: Run) -> ET.Element:
+    s = run.summary
+    counts = {"tests": str(s["files"]), "failures": str(s["fail"]), "errors": str(s["error"]), "skipped": "0"}
+    root = ET.Element("testsuites", name="auditor", **counts)
+    suite = ET.SubElement(root, "testsuite", name="auditor", time="0", **counts)
+    for result in run.results:
+        suite.append(_testcase(result))
+    return root
+
+
+def write(run: Run, stream: TextIO) -> None:
+    root = document(run)
+    ET.indent(root)
+    stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    stream.write(ET.tostring(root, encoding="unicode"))
+    stream.write("\n")

@@ -1,0 +1,283 @@
+"""X9xx: cross-answer checks, which only a batch of answers can make.
+
+They run after every single audit of a batch (``auditor audit DIR`` or several
+paths) and read two things per answer: the facts :func:`facts` stores in
+``AuditResult.extra["cross"]`` while the answer is audited (track, model,
+baseline config, baseline per-seed values) and the result's claimed verdict
+and recomputed p-value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..findings import Finding, Severity, declare, finding
+from ..verdicts import classify_verdict
+
+# Two baseline values are "the same measurement" within float32 noise; above it
+# the runs differ (rounding a value to fewer digits in prose is not checked here).
+SAME_VALUE_RTOL = 1e-6
+# How many other answers a finding names before it says "and k more".
+MAX_NAMED = 3
+
+declare(
+    "X901",
+    "baseline-not-reproducible-across-answers",
+    Severity.WARNING,
+    """Two answers report different baseline per-seed values for the same setup.
+
+    ## What it does
+    Groups the answers of a batch by track, model, baseline best config and
+    number of seeds, and fires on every answer whose baseline per-seed values
+    differ (beyond float32 noise, relative 1e-6) from another answer of the
+    same group. The finding names the other answer and the first seed that
+    differs. Seeds are assumed to be numbered the same way in every answer
+    (the bench runs seeds 0..n-1).
+
+    ## Why is this bad?
+    The baseline is the same training run: same data, model, config and seeds.
+    If two answers disagree about its results, either the benchmark is not
+    deterministic (so per-seed pairing and a permutation p-value built on it are
+    noisier than they look) or one answer did not run what it reports.
+
+    ## Example
+    `a.txt` and `b.txt`, both `tabular` / `mlp_tiny`, baseline `{"lr": 0.006}`,
+    8 seeds:
+    ```json
+    a.txt: "baseline": {"full": {"per_seed": [10.0675, 12.0669, ...]}}
+    b.txt: "baseline": {"full": {"per_seed": [10.0702, 12.0669, ...]}}
+    ```
+    """,
+)
+
+declare(
+    "X902",
+    "significance-lost-under-fdr-control",
+    Severity.WARNING,
+    """A significant claim does not survive false-discovery control across the batch.
+
+    ## What it does
+    Takes every answer of the batch whose p-value could be recomputed (one
+    tested idea each, m in all), applies the Benjamini–Hochberg procedure at
+    `--fdr` (default 0.05) to the recomputed p-values, and fires on each
+    answer that claims a significant result but is not among the
+    Benjamini–Hochberg discoveries.
+
+    ## Why is this bad?
+    A pipeline that tests m ideas at alpha = 0.05 expects alpha·m of them to
+    come out "significant" by chance alone, even if no idea works. A claim that
+    is significant on its own but not after controlling the false-discovery
+    rate is plausibly one of those: it needs a confirmation run before anyone
+    builds on it. The batch summary reports m and the expected number of false
+    positives.
+
+    ## Example
+    Forty answers in one batch; one claims "idea better (significant)" with
+    recomputed p = 0.03. Benjamini–Hochberg at 0.05 needs the smallest p to be
+    at most 0.05/40 = 0.00125 before anything is a discovery, so the claim
+    is flagged.
+    """,
+)
+
+
+def facts(ctx: Any) -> dict[str, Any]:
+    """What the cross checks need from one audited answer (``AuditResult.extra["cross"]``)."""
+    report = ctx.report
+    return {
+        "track": report.track,
+        "model": report.model,
+        "baseline_cfg": ctx.baseline.best_cfg,
+        "baseline_per_seed": [float(v) for v in ctx.baseline.per_seed],
+        "baseline_pointer": ctx.baseline.stats_pointer + "/per_seed",
+        "verdict_pointer": ctx.pointer("comparison", "verdict"),
+    }
+
+
+@dataclass(frozen=True)
+class CrossSummary:
+    """Multiple-testing figures of a batch.
+
+    * ``ideas_tested`` m: answers with a recomputed p-value;
+    * ``significant_claims``: answers claiming a significant verdict;
+    * ``significant_recomputed``: recomputed p below alpha;
+    * ``discoveries`` R: Benjamini–Hochberg discoveries at ``fdr``;
+    * ``expected_false_positives`` = fdr·R, the bound Benjamini–Hochberg puts
+      on the expected number of false discoveries among the R that survive;
+    * ``expected_by_chance`` = alpha·m, how many "significant" results m tests
+      give by chance alone when no idea works.
+    """
+
+    ideas_tested: int
+    significant_claims: int
+    significant_recomputed: int
+    discoveries: int
+    fdr: float
+    alpha: float
+
+    @property
+    def expected_false_positives(self) -> float:
+        return self.fdr * self.discoveries
+
+    @property
+    def expected_by_chance(self) -> float:
+        return self.alpha * self.ideas_tested
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ideas_tested": self.ideas_tested,
+            "significant_claims": self.significant_claims,
+            "significant_recomputed": self.significant_recomputed,
+            "discoveries": self.discoveries,
+            "fdr": self.fdr,
+            "alpha": self.alpha,
+            "expected_false_positives": self.expected_false_positives,
+            "expected_by_chance": self.expected_by_chance,
+        }
+
+
+def benjamini_hochberg(p_values: Sequence[float], q: float) -> float | None:
+    """The largest p that is a discovery at FDR ``q`` (every p at or below it is); None if none is."""
+    ordered = sorted(p_values)
+    m = len(ordered)
+    cutoff = None
+    for k, p in enumerate(ordered, start=1):
+        if p <= q * k / m:
+            cutoff = p
+    return cutoff
+
+
+def _p_value(result: Any) -> float | None:
+    p = (result.recomputed or {}).get("p_value")
+    return float(p) if isinstance(p, (int, float)) and math.isfinite(p) else None
+
+
+def _claims_significance(result: Any) -> bool:
+    verdict = classify_verdict((result.claimed or {}).get("verdict"))
+    return verdict is not None and verdict.significant
+
+
+def _fmt_cfg(cfg: Any) -> str:
+    return json.dumps(cfg, sort_keys=True, separators=(", ", ": "))
+
+
+def _group_key(cross: dict[str, Any]) -> tuple | None:
+    if not cross or cross.get("track") is None or cross.get("model") is None or cross.get("baseline_cfg") is None:
+        return None  # without the full setup two answers cannot be known to share a baseline
+    values = cross.get("baseline_per_seed") or []
+    return (cross["track"], cross["model"], _fmt_cfg(cross["baseline_cfg"]), len(values))
+
+
+def _first_difference(a: Sequence[float], b: Sequence[float]) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if abs(x - y) > SAME_VALUE_RTOL * max(abs(x), abs(y)):
+            return i
+    return None
+
+
+def _values(result: Any) -> list[float]:
+    return result.extra["cross"]["baseline_per_seed"]
+
+
+def _x901_for_group(members: list[tuple[int, Any]]) -> dict[int, list[Finding]]:
+    """Cluster one group by baseline values; every answer differs from all other clusters."""
+    clusters: list[list[tuple[int, Any]]] = []
+    for member in members:
+        values = _values(member[1])
+        for cluster in clusters:
+            if _first_difference(values, _values(cluster[0][1])) is None:
+                cluster.append(member)
+                break
+        else:
+            clusters.append([member])
+    out: dict[int, list[Finding]] = {}
+    if len(clusters) < 2:
+        return out
+    for c_index, cluster in enumerate(clusters):
+        others = [m for other_index, other in enumerate(clusters) if other_index != c_index for m in other]
+        for index, result in cluster:
+            out[index] = [_x901_finding(result, others)]
+    return out
+
+
+def _x901_finding(result: Any, others: list[tuple[int, Any]]) -> Finding:
+    cross = result.extra["cross"]
+    mine = cross["baseline_per_seed"]
+    # Clusters are built against their first member, so name an answer that really differs.
+    first = next((r for _, r in others if _first_difference(mine, _values(r)) is not None), others[0][1])
+    theirs = _values(first)
+    seed = _first_difference(mine, theirs) or 0
+    names = ", ".join(r.source for _, r in others[:MAX_NAMED])
+    if len(others) > MAX_NAMED:
+        names += f" and {len(others) - MAX_NAMED} more"
+    return finding(
+        "X901",
+        f"baseline per-seed values differ from {names} for the same track {cross['track']!r}, model "
+        f"{cross['model']!r}, baseline config {_fmt_cfg(cross['baseline_cfg'])} and {len(mine)} seeds "
+        f"(seed {seed}: {mine[seed]:.10g} here, {theirs[seed]:.10g} in {first.source}): the benchmark is "
+        "not deterministic, or one of the answers does not report what was run",
+        pointer=cross["baseline_pointer"],
+        claimed=mine[seed],
+        recomputed=theirs[seed],
+    )
+
+
+def x901(results: Sequence[Any]) -> dict[int, list[Finding]]:
+    """X901 findings by result index."""
+    groups: dict[tuple, list[tuple[int, Any]]] = {}
+    for index, result in enumerate(results):
+        key = _group_key(result.extra.get("cross"))
+        if key is not None:
+            groups.setdefault(key, []).append((index, result))
+    out: dict[int, list[Finding]] = {}
+    for members in groups.values():
+        if len(members) > 1:
+            out.update(_x901_for_group(members))
+    return out
+
+
+def x902(results: Sequence[Any], *, fdr: float, alpha: float) -> tuple[dict[int, list[Finding]], CrossSummary]:
+    """X902 findings by result index, and the batch's multiple-testing summary."""
+    tested = [(i, p) for i, r in enumerate(results) if (p := _p_value(r)) is not None]
+    m = len(tested)
+    cutoff = benjamini_hochberg([p for _, p in tested], fdr) if m else None
+    discoveries = sum(1 for _, p in tested if cutoff is not None and p <= cutoff)
+    out: dict[int, list[Finding]] = {}
+    for index, p in tested:
+        result = results[index]
+        if not _claims_significance(result) or (cutoff is not None and p <= cutoff):
+            continue
+        bar = f"p <= {cutoff:.4g}" if cutoff is not None else f"p <= {fdr / m:.4g} for the smallest p, and none has it"
+        pointer = (result.extra.get("cross") or {}).get("verdict_pointer", "/bench_report/comparison/verdict")
+        out[index] = [
+            finding(
+                "X902",
+                f"claims significance with recomputed p = {p:.4g}, but across the {m} ideas tested in this batch "
+                f"Benjamini-Hochberg at FDR {fdr:g} needs {bar} ({discoveries} discoveries); about "
+                f"{alpha * m:.1f} of {m} tests come out significant by chance alone at alpha {alpha:g}: "
+                "confirm this result before building on it",
+                pointer=pointer,
+                claimed=(result.claimed or {}).get("verdict"),
+                recomputed="not significant after FDR control",
+            )
+        ]
+    summary = CrossSummary(
+        ideas_tested=m,
+        significant_claims=sum(1 for i, _ in tested if _claims_significance(results[i])),
+        significant_recomputed=sum(1 for _, p in tested if p < alpha),
+        discoveries=discoveries,
+        fdr=fdr,
+        alpha=alpha,
+    )
+    return out, summary
+
+
+def cross_findings(results: Sequence[Any], *, fdr: float, alpha: float) -> tuple[dict[int, list[Finding]], CrossSummary]:
+    """Every cross-answer finding by result index, and the summary."""
+    found = x901(results)
+    fdr_findings, summary = x902(results, fdr=fdr, alpha=alpha)
+    for index, items in fdr_findings.items():
+        found.setdefault(index, []).extend(items)
+    return found, summary

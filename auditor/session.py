@@ -1,0 +1,151 @@
+"""One ``auditor audit`` run over a batch: the command line's orchestration.
+
+discover (done by the caller) -> audit in parallel behind a progress bar ->
+drop baselined findings -> stream jsonl lines -> cross-answer checks ->
+write a baseline -> render the chosen format to stdout or ``--output``.
+
+Part of the CLI layer: it writes to stdout, stderr and the files the command
+line names, and nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
+
+from .audit import AuditResult
+from .baseline import Baseline
+from .batch import AuditPool, Task, atomic_write, cross_check, resume_from
+from .config import Settings
+from .errors import UsageError
+from .findings import Finding
+from .formats import Run, writer
+from .options import RerunOptions
+
+
+def _key(source: str) -> str:
+    return os.path.normpath(source)
+
+
+def _load_baseline(args: argparse.Namespace) -> Baseline | None:
+    """The baseline to filter with; none while writing one (it must see every finding)."""
+    if not args.baseline or args.write_baseline:
+        return None
+    from .baseline import load
+
+    return load(args.baseline)
+
+
+@contextmanager
+def _jsonl_stream(args: argparse.Namespace) -> Iterator["object | None"]:
+    """A jsonl line writer over stdout or the ``--output`` file (appended to), or None."""
+    if args.format != "jsonl":
+        yield None
+        return
+    from .formats.jsonl import Stream
+
+    if not args.output:
+        yield Stream(sys.stdout)
+        return
+    try:
+        handle = open(args.output, "a", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc}") from None
+    with handle:
+        yield Stream(handle)
+
+
+def _audit(
+    paths: Sequence[str],
+    settings: Settings,
+    args: argparse.Namespace,
+    rerun: RerunOptions | None,
+    on_result: Callable[[AuditResult], AuditResult],
+) -> dict[str, AuditResult]:
+    from .progress import progress_bar, wanted
+
+    tasks = [Task(p, settings.options_for(p)) for p in paths]
+    jobs = args.jobs or (1 if rerun is not None else os.cpu_count() or 1)
+    out: dict[str, AuditResult] = {}
+    # The pool is entered first: its worker processes fork before the progress bar starts a thread.
+    with AuditPool(tasks, jobs=jobs, rerun=rerun) as pool, progress_bar(len(tasks), enabled=wanted(quiet=args.quiet)) as advance:
+        for _, result in pool.completed():
+            result = on_result(result)
+            out[_key(result.source)] = result
+            advance(result)
+    return out
+
+
+def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:
+    """Findings the cross-answer pass added, for the jsonl summary line."""
+    late = []
+    for old, new in zip(before, after):
+        late.extend((new.source, f) for f in new.findings if f not in old.findings)
+    return late
+
+
+def run_session(
+    paths: Sequence[str], settings: Settings, args: argparse.Namespace, *, rerun: RerunOptions | None = None
+) -> Run:
+    """Audit ``paths`` as one batch, write every output, and return the final run."""
+    known = _load_baseline(args)
+    done = resume_from(args.output) if args.resume else {}
+    with _jsonl_stream(args) as stream:
+
+        def handle(result: AuditResult) -> AuditResult:
+            if known is not None:
+                result = known.apply(result, settings.options_for(result.source))
+            if stream is not None:
+                stream.write_result(result)  # type: ignore[attr-defined]
+            return result
+
+        fresh = _audit([p for p in paths if _key(p) not in done], settings, args, rerun, handle)
+        audited = [done.get(_key(p)) or fresh[_key(p)] for p in paths]
+        results, cross = cross_check(
+            audited,
+            settings.options_for,
+            fdr=settings.fdr,
+            alpha=settings.options.alpha,
+            keep=known.new_findings if known is not None else (lambda findings, source: findings),
+        )
+        run = Run(tuple(results), cross)
+        if stream is not None:
+            stream.write_summary(run, _late_findings(audited, results))  # type: ignore[attr-defined]
+    if args.write_baseline:
+        _write_baseline(run, args)
+    if args.format != "jsonl":
+        _render(run, args)
+    return run
+
+
+def _write_baseline(run: Run, args: argparse.Namespace) -> None:
+    from .baseline import render
+
+    try:
+        atomic_write(args.write_baseline, render(run.results, args.write_baseline))
+    except OSError as exc:
+        raise UsageError(f"cannot write baseline {args.write_baseline}: {exc}") from None
+    if not args.quiet:
+        count = sum(len(r.findings) for r in run.results)
+        print(f"auditor: recorded {count} findings of {len(run.results)} transcripts in {args.write_baseline}", file=sys.stderr)
+
+
+def _render(run: Run, args: argparse.Namespace) -> None:
+    if args.statistics:
+        from .formats.text import write_statistics as write
+    else:
+        write = writer(args.format)
+    if not args.output:
+        write(run, sys.stdout)
+        sys.stdout.flush()
+        return
+    buffer = io.StringIO()
+    write(run, buffer)
+    try:
+        atomic_write(args.output, buffer.getvalue())
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc}") from None
