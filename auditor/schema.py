@@ -100,7 +100,8 @@ def validate(document: Any) -> list[Finding]:
     name, root = (ANSWER_SCHEMA, "the answer") if is_answer(document) else (BENCH_REPORT_SCHEMA, "the bench report")
     found = list(_violations(_validator(name, strict=False).iter_errors(document), root))
     found.extend(_unknown_keys(_validator(name, strict=True).iter_errors(document), root))
-    found.extend(_unsupported_version(document))
+    malformed = {f.pointer for f in found if f.rule == "S201"}
+    found.extend(f for f in _unsupported_version(document) if f.pointer not in malformed)
     unique = {(f.pointer, f.rule, f.message): f for f in found}
     return sorted(unique.values(), key=lambda f: (_pointer_key(f.pointer), f.rule, f.message))
 
@@ -203,14 +204,14 @@ _TYPE_WORDS = {
     "string": "a string",
     "object": "an object",
     "array": "an array",
-    "boolean": "true or false",
+    "boolean": "a boolean (true or false)",
     "null": "null",
 }
 
 
 def _expected_types(types: str | list[str]) -> str:
-    names = [types] if isinstance(types, str) else list(types)
-    return " or ".join(_TYPE_WORDS.get(name, name) for name in names)
+    words = [_TYPE_WORDS.get(name, name) for name in ([types] if isinstance(types, str) else types)]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def _json_type(value: Any) -> str:

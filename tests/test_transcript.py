@@ -1,0 +1,391 @@
+"""Finding the answer's JSON in a transcript: P101-P105, layouts, encodings, hardening."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.findings import Severity
+from auditor.transcript import Located, line_column, locate, read_source, scan_objects
+
+from conftest import HEADER, SEED_000, SEED_001, as_transcript, codes, seed_answer
+
+LIMITS = {"max_bytes": 16 * 1024 * 1024, "max_depth": 64}
+SEED_TEXT = SEED_000.read_text(encoding="utf-8")
+BODY = SEED_TEXT[SEED_TEXT.index("{") :]
+
+
+def run(data: bytes | str, **limits: int) -> Located:
+    return locate(data, **{**LIMITS, **limits})
+
+
+def rules(located: Located) -> list[str]:
+    return [f.rule for f in located.findings]
+
+
+def only(located: Located, code: str):
+    assert rules(located) == [code], [f.message for f in located.findings]
+    return located.findings[0]
+
+
+# --------------------------------------------------------------------------- clean layouts
+
+
+@pytest.mark.parametrize("path", [SEED_000, SEED_001], ids=["000", "001"])
+def test_seeds_are_found_without_findings(path):
+    located = run(path.read_bytes())
+    assert located.findings == ()
+    text = path.read_text(encoding="utf-8")
+    assert located.document == json.loads(text[text.index("{") :])
+    assert located.nonfinite_pointers == frozenset()
+
+
+CLEAN_VARIANTS = {
+    "fenced": "Answer:\n```json\n" + BODY + "\n```\n",
+    "crlf": SEED_TEXT.replace("\n", "\r\n"),
+    "trailing_prose": SEED_TEXT + "\n\nI hope this helps! Let me know {if} you need more.\n",
+    "one_line": HEADER + json.dumps(seed_answer()),
+    "indented": HEADER + json.dumps(seed_answer(), indent=4, ensure_ascii=False),
+    "no_header": BODY,
+    "english_header": "Agent answer (run 17):\n" + BODY,
+    "braces_before": "Template {name} [draft] {{x}}:\n" + BODY,
+    "unclosed_prose_brace": "Note {see below:\n" + BODY,
+    "prose_quote_before": 'The 5" screen showed:\n' + BODY,
+    "in_array": "[" + BODY + "]",
+}
+
+
+@pytest.mark.parametrize("text", CLEAN_VARIANTS.values(), ids=CLEAN_VARIANTS.keys())
+def test_clean_layouts_are_found_silently(text):
+    located = run(text)
+    assert located.findings == ()
+    assert located.document == seed_answer()
+
+
+ENCODED = {
+    "utf8_bom": codecs.BOM_UTF8 + SEED_TEXT.encode("utf-8"),
+    "utf16_le_bom": codecs.BOM_UTF16_LE + SEED_TEXT.encode("utf-16-le"),
+    "utf16_be_bom": codecs.BOM_UTF16_BE + SEED_TEXT.encode("utf-16-be"),
+    "utf16_native": SEED_TEXT.encode("utf-16"),
+    "utf32_bom": SEED_TEXT.encode("utf-32"),
+    "bom_crlf": codecs.BOM_UTF8 + SEED_TEXT.replace("\n", "\r\n").encode("utf-8"),
+    "str_with_bom": "\ufeff" + SEED_TEXT,
+}
+
+
+@pytest.mark.parametrize("data", ENCODED.values(), ids=ENCODED.keys())
+def test_encodings_are_decoded(data):
+    located = run(data)
+    assert located.findings == ()
+    assert located.document == seed_answer()
+
+
+def test_bare_bench_report_is_a_candidate():
+    report = seed_answer()["bench_report"]
+    located = run("bench_report.json:\n" + json.dumps(report, indent=2))
+    assert located.findings == ()
+    assert located.document == report
+
+
+def test_answer_beats_bare_report_and_answer_like_objects():
+    report = seed_answer()["bench_report"]
+    text = json.dumps(report) + "\n" + json.dumps({"verdict": "x"}) + "\n" + BODY + "\n" + json.dumps(report)
+    located = run(text)
+    assert located.findings == ()  # different kinds are not "several candidates"
+    assert "bench_report" in located.document
+
+
+# --------------------------------------------------------------------------- P101
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The idea worked, p = 0.015.", "{x} and {y} but no json", '{"unrelated": 1} [1, 2]', "'single': {'quotes': 1}"],
+)
+def test_p101_when_there_is_no_answer_object(text):
+    finding = only(run(text), "P101")
+    assert finding.severity is Severity.ERROR
+    assert "no" in finding.message and "found" in finding.message
+
+
+# --------------------------------------------------------------------------- P102
+
+
+def test_p102_truncated_answer_reports_line_and_column_of_the_end():
+    text = SEED_TEXT[: len(SEED_TEXT) - 500]
+    finding = only(run(text), "P102")
+    line, column = line_column(text, len(text))
+    assert f"line {line}, column {column}" in finding.message
+    assert "never closed" in finding.message
+
+
+def test_p102_line_and_column_point_at_the_missing_comma():
+    answer = json.dumps(seed_answer(), indent=2)
+    broken = answer.replace('"track": "tabular",', '"track": "tabular"')
+    text = "header line one\r\nheader line two\r\n\r\n" + broken
+    finding = only(run(text), "P102")
+    # json reports the error at the next key, which starts the line after "track".
+    lines = text.split("\n")
+    bad_line = next(i for i, line in enumerate(lines) if '"track": "tabular"' in line) + 2
+    bad_column = lines[bad_line - 1].index('"model"') + 1
+    assert f"line {bad_line}, column {bad_column}" in finding.message
+    assert "Expecting ',' delimiter" in finding.message
+
+
+def test_line_column_counts_from_one():
+    assert line_column("ab\ncd", 0) == (1, 1)
+    assert line_column("ab\ncd", 4) == (2, 2)
+    assert line_column("ab\r\ncd", 4) == (2, 1)
+
+
+def test_p102_nesting_beyond_the_limit_is_reported_not_raised():
+    deep = '{"bench_report": ' + "[" * 200 + "1" + "]" * 200 + "}"
+    finding = only(run(deep), "P102")
+    assert "nesting deeper than 64" in finding.message
+    assert run(deep, max_depth=300).findings == ()  # within the limit: an (odd) answer
+
+
+def test_p102_when_the_answer_is_broken_but_an_inner_report_parses():
+    broken = BODY.replace('"worked": true,', '"worked": true', 1)
+    finding = only(run(HEADER + broken), "P102")
+    assert "line 7" in finding.message
+
+
+def test_p102_prefers_the_span_that_mentions_bench_report():
+    text = '{"a" 1}\n' + SEED_TEXT[:-300]
+    finding = only(run(text), "P102")
+    assert "line 1," not in finding.message
+
+
+def test_stray_failed_spans_next_to_a_valid_answer_are_ignored():
+    text = '{"todo"} and {"x": } then\n' + BODY + '\n{"y", 2}\n'
+    located = run(text)
+    assert located.findings == ()
+    assert located.document == seed_answer()
+
+
+def test_p102_for_a_lone_json_looking_span():
+    only(run('Result: {"worked": true, }'), "P102")
+    only(run('see {"x"}'), "P102")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{" * 100_000,
+        "{" * 50_000 + "}" * 50_000,
+        '{"a":' * 100_000,
+        '{"a": "\\"' * 30_000,
+        "[" * 100_000 + "{}",
+        '{"' * 100_000,
+        "{}" * 100_000,
+        '"{' * 100_000,
+        "x" * 1_000_000 + BODY,
+    ],
+    ids=["open", "closed", "keys", "escapes", "arrays", "quote_open", "empty_objects", "quoted", "long_prefix"],
+)
+def test_pathological_inputs_finish_with_a_finding(text):
+    located = run(text)
+    if text.endswith(BODY):
+        assert located.findings == ()
+    else:
+        assert located.document is None
+        assert rules(located) in (["P101"], ["P102"])
+
+
+def test_scan_objects_reports_extent_and_depth():
+    text = 'x {"a": [1, {"b": "}"}]} y {z'
+    spans = scan_objects(text)
+    assert [(s.start, s.end, s.depth) for s in spans] == [(2, 23, 3), (12, 21, 1), (27, None, 1)]
+
+
+# --------------------------------------------------------------------------- P103
+
+
+def test_p103_two_different_answers_audits_the_most_complete():
+    draft = seed_answer()
+    del draft["limitations"]
+    draft["worked"] = False
+    text = as_transcript(draft) + "\n\nFinal answer:\n" + BODY
+    located = run(text)
+    finding = only(located, "P103")
+    assert finding.severity is Severity.WARNING
+    assert "2 different" in finding.message and "lines 7, 10" in finding.message
+    assert finding.message.endswith("starts at line 10")
+    assert located.document == seed_answer()
+
+
+def test_p103_ties_choose_the_last():
+    first, second = seed_answer(), seed_answer()
+    second["confidence"] = 2
+    located = run(json.dumps(first) + "\n" + json.dumps(second))
+    assert "line 2" in only(located, "P103").message.split("which starts")[1]
+    assert located.document["confidence"] == 2
+
+
+def test_identical_copies_are_not_p103():
+    text = SEED_TEXT + "\nOnce more:\n" + json.dumps(seed_answer(), indent=2)
+    located = run(text)
+    assert located.findings == ()
+    assert located.document == seed_answer()
+
+
+# --------------------------------------------------------------------------- P104
+
+
+@pytest.mark.parametrize(
+    "literal, described",
+    [("NaN", "NaN"), ("Infinity", "Infinity"), ("-Infinity", "-Infinity"), ("1e999", "1e999"), ("-2.5E+400", "-2.5E+400")],
+)
+def test_p104_non_finite_p_value(literal, described):
+    located = run(SEED_TEXT.replace('"p_value": 0.01475', f'"p_value": {literal}'))
+    finding = only(located, "P104")
+    assert finding.pointer == "/bench_report/comparison/p_value"
+    assert described in finding.message and finding.claimed == literal
+    assert located.document["bench_report"]["comparison"]["p_value"] is None
+    assert located.nonfinite_pointers == {"/bench_report/comparison/p_value"}
+
+
+def test_p104_pointers_in_arrays_nested_objects_and_escaped_keys():
+    text = '{"worked": true, "a/b": {"c~d": [1, NaN, {"e": Infinity}]}, "bench_report": {"x": [-Infinity]}}'
+    located = run(text)
+    assert [f.pointer for f in located.findings] == ["/a~1b/c~0d/1", "/a~1b/c~0d/2/e", "/bench_report/x/0"]
+    assert located.document == {"worked": True, "a/b": {"c~d": [1, None, {"e": None}]}, "bench_report": {"x": [None]}}
+
+
+@pytest.mark.parametrize("digits", [400, 5000, 100_000])
+def test_p104_huge_integers_never_raise(digits):
+    located = run(SEED_TEXT.replace('"n_pairs": 8', '"n_pairs": ' + "9" * digits))
+    finding = only(located, "P104")
+    assert finding.pointer == "/bench_report/comparison/n_pairs"
+    assert f"{digits} digits" in finding.message
+
+
+def test_large_but_finite_numbers_are_kept():
+    located = run('{"verdict": "x", "a": 1.7e308, "b": 1e-400, "c": ' + "9" * 300 + "}")
+    assert located.findings == ()
+    assert located.document["a"] == 1.7e308 and located.document["b"] == 0.0
+    assert located.document["c"] == int("9" * 300)
+
+
+def test_p104_in_a_discarded_candidate_is_not_reported():
+    located = run('{"verdict": NaN}\n' + BODY)
+    assert located.findings == ()
+
+
+# --------------------------------------------------------------------------- P105
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        (b"", "empty"),
+        ("", "empty"),
+        (b" \r\n\t\n", "whitespace"),
+        (b"PK\x03\x04\x00\x00binary", "binary"),
+        ("text\x00more", "binary"),
+        (HEADER.encode("cp1251") + BODY.encode(), "byte offset 0"),
+        (b'{"verdict": "caf\xe9"}', "byte 0xe9 at byte offset 16"),
+        (codecs.BOM_UTF8 + b"ab\xff", "byte offset 5"),
+        (codecs.BOM_UTF16_LE + b"\x00\xdc", "UTF-16"),
+    ],
+)
+def test_p105_unreadable_input(data, words):
+    finding = only(run(data), "P105")
+    assert words in finding.message
+    assert finding.severity is Severity.ERROR
+
+
+def test_p105_over_the_size_limit():
+    assert "size limit of 1,000" in only(run(SEED_TEXT.encode(), max_bytes=1000), "P105").message
+    assert "size limit" in only(run(SEED_TEXT, max_bytes=1000), "P105").message
+
+
+def test_read_source_reads_files(tmp_path):
+    path = tmp_path / "answer.txt"
+    path.write_bytes(SEED_000.read_bytes())
+    assert read_source(str(path), max_bytes=1 << 20) == (SEED_000.read_bytes(), None)
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "empty", "too_large"])
+def test_read_source_problems_are_p105(tmp_path, kind):
+    path = tmp_path / "answer.txt"
+    if kind == "directory":
+        path = tmp_path
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "too_large":
+        path.write_bytes(b"x" * 5000)
+    data, problem = read_source(str(path), max_bytes=1000)
+    assert data is None and problem is not None and problem.rule == "P105"
+    assert {"missing": "no such file", "directory": "directory", "empty": "empty", "too_large": "5,000"}[kind] in problem.message
+
+
+def test_read_source_stdin(monkeypatch):
+    stdin = io.TextIOWrapper(io.BytesIO(SEED_000.read_bytes()), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert read_source("-", max_bytes=1 << 20) == (SEED_000.read_bytes(), None)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 50)))
+    assert read_source("-", max_bytes=10)[1].rule == "P105"
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+def test_nan_in_a_required_field_stops_the_audit_with_p104_only(audit):
+    result = audit(SEED_TEXT.replace('"p_value": 0.01475', '"p_value": NaN'))
+    assert result.status == "error"
+    assert codes(result) == {"P104"}
+
+
+def test_nan_in_an_optional_field_is_reported_and_the_audit_continues(audit):
+    result = audit(SEED_TEXT.replace('"mde": 0.004699979815996483', '"mde": NaN'))
+    assert result.status == "fail" and "P104" in codes(result)
+    assert result.recomputed is not None
+
+
+def test_parse_failures_make_an_error_result(audit):
+    for text, code in [("", "P105"), ("nothing", "P101"), (SEED_TEXT[:-200], "P102")]:
+        result = audit(text)
+        assert result.status == "error" and codes(result) == {code}
+
+
+# --------------------------------------------------------------------------- properties
+
+
+def _check_never_raises(data: bytes | str) -> None:
+    located = run(data)
+    assert isinstance(located, Located)
+    assert located.document is None or isinstance(located.document, dict)
+    assert located.findings or located.document is not None
+    assert all(f.rule.startswith("P1") for f in located.findings)
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(), st.text(alphabet='{}[]":,\\ \n\tabNI0123456789.eE+-ntrufl'), st.binary()))
+def test_locate_never_raises_on_arbitrary_input(data):
+    _check_never_raises(data)
+
+
+@st.composite
+def mutated_seed(draw) -> str:
+    text = SEED_TEXT
+    for _ in range(draw(st.integers(1, 4))):
+        start = draw(st.integers(0, len(text)))
+        end = draw(st.integers(start, min(len(text), start + 40)))
+        insert = draw(st.sampled_from(["", "{", "}", "[", "]", '"', "\\", ",", "NaN", "1e999", "\x00", "\ufeff", draw(st.text(max_size=8))]))
+        text = text[:start] + insert + text[end:]
+    return text
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_seed())
+def test_locate_never_raises_on_mutated_seeds(text):
+    _check_never_raises(text)
+    _check_never_raises(text.encode("utf-8", "surrogatepass"))
