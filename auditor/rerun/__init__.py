@@ -1,0 +1,175 @@
+"""``--rerun``: run the experiment an answer references again, in a sandbox, and compare.
+
+:func:`run_and_compare` is the only entry point.  It never raises for a bad
+answer (every problem is a finding R801-R807); it raises
+:class:`SandboxUnavailable` (an :class:`~auditor.errors.AuditorError`) when the
+rerun cannot be set up as asked: no bubblewrap, no namespaces, no GPU for
+``--device cuda``, no such interpreter.  torch is never imported here; the
+experiment and the device probe run in subprocesses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..findings import Finding, finding
+from ..options import AuditOptions, RerunOptions
+from . import compare, sandbox
+from .command import Command, CommandRefused, parse_how_to_run
+from .device import DeviceUnavailable, choose_device, probe_interpreter, resolve_python
+from .sandbox import Outcome, SandboxUnavailable
+from .workspace import REPORT_NAME, Workspace, collect_files, copy_for_run, remove_copy, workspace_root
+
+__all__ = ["run_and_compare", "SandboxUnavailable", "DeviceUnavailable"]
+
+Progress = Callable[[str], None]
+LOG_TAIL_CHARS = 1500
+
+
+def run_and_compare(
+    document: dict,
+    transcript_path: str | None,
+    rerun: RerunOptions,
+    options: AuditOptions,
+    progress: Progress | None = None,
+) -> tuple[list[Finding], dict]:
+    """Rerun the answer's ``how_to_run`` on a copy of its ``files``; findings and the ``rerun`` record."""
+    say = progress or (lambda _message: None)
+    record = _empty_record(rerun)
+    if not isinstance(document, dict) or not document.get("how_to_run"):
+        return [finding("R802", "the answer has no how_to_run: there is no command to rerun",
+                        pointer="/how_to_run")], record
+    findings: list[Finding] = []
+    command = _parse_command(document["how_to_run"], findings)
+    ws = _check_workspace(document, transcript_path, rerun, command, findings, options)
+    if command is None or ws is None or _blocking(findings):
+        return findings, record
+    findings += _execute(document, command, ws, rerun, options, record, say)
+    return findings, record
+
+
+def _empty_record(rerun: RerunOptions) -> dict[str, Any]:
+    return {
+        "device": None,
+        "torch_version": None,
+        "seconds": None,
+        "exit_code": None,
+        "signal": None,
+        "timed_out": False,
+        "max_rel_diff": {"baseline": None, "idea": None},
+        "rtol": None,
+        "claimed_device": None,
+        "verdict": None,
+        "report_source": None,
+        "reproduced": False,
+        "command": [],
+        "python": None,
+        "sandbox": "none" if rerun.unsafe_no_sandbox else "bubblewrap",
+    }
+
+
+def _parse_command(how_to_run: object, findings: list[Finding]) -> Command | None:
+    try:
+        return parse_how_to_run(how_to_run)
+    except CommandRefused as exc:
+        findings.append(finding("R802", f"{exc}; nothing was run", pointer="/how_to_run", claimed=how_to_run))
+        return None
+
+
+def _check_workspace(document: dict, transcript_path: str | None, rerun: RerunOptions, command: Command | None,
+                     findings: list[Finding], options: AuditOptions) -> Workspace | None:
+    root = workspace_root(transcript_path, rerun.workspace)
+    if root is None:
+        findings.append(finding("R801", "the transcript was read from stdin, so its files cannot be found; "
+                                "pass --workspace", pointer="/files"))
+        return None
+    ws = collect_files(root, document.get("files"), command.script if command else None)
+    findings += ws.findings
+    if ws.shipped_report is not None:
+        shipped = compare.shipped_report_finding(document, ws.shipped_report, options)
+        findings += [shipped] if shipped else []
+    return ws
+
+
+def _blocking(findings: list[Finding]) -> bool:
+    """Refusals block the run, and so does any missing file but the report the run rewrites."""
+    return any(f.rule == "R802" or (f.rule == "R801" and f.claimed != REPORT_NAME) for f in findings)
+
+
+def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOptions, options: AuditOptions,
+             record: dict[str, Any], say: Progress) -> list[Finding]:
+    bwrap = None if rerun.unsafe_no_sandbox else sandbox.find_bubblewrap()
+    python = resolve_python(rerun.python)
+    say(f"rerun: asking {python} for torch and its devices")
+    interpreter = probe_interpreter(python)
+    device = choose_device(rerun.device, interpreter)
+    argv = command.argv(python)
+    record.update(device=device.kind, torch_version=interpreter.torch_version, command=argv, python=python)
+    say(f"rerun: copying {len(ws.files)} file(s) to a fresh folder")
+    copy = copy_for_run(ws)
+    try:
+        env = sandbox.sandbox_env(python, copy, device.env)
+        if bwrap is not None:
+            full = sandbox.bwrap_argv(bwrap, copy_dir=copy, command=argv, env=env, keep_paths=interpreter.paths,
+                                      device_nodes=device.device_nodes)
+            env = sandbox.launcher_env()  # bwrap itself; --clearenv gives the experiment only ``env``
+        else:
+            full = argv
+        limits = sandbox.Limits(timeout=rerun.timeout, memory_bytes=rerun.memory_bytes,
+                                memory_resource=device.memory_resource, max_output_bytes=rerun.max_output_bytes)
+        say(f"rerun: running {' '.join(argv[1:])} on {device.kind} (timeout {rerun.timeout:g} s)")
+        outcome = sandbox.run(full, copy_dir=copy, limits=limits, env=env, sandboxed=bwrap is not None)
+        record.update(seconds=round(outcome.seconds, 3), exit_code=outcome.exit_code, signal=outcome.signal,
+                      timed_out=outcome.timed_out)
+        if not outcome.ok:
+            return [_failure_finding(outcome, rerun)]
+        say("rerun: comparing the regenerated report with the claim")
+        return _compare(document, copy, outcome, rerun, options, record)
+    finally:
+        remove_copy(copy)
+
+
+def _failure_finding(outcome: Outcome, rerun: RerunOptions) -> Finding:
+    if outcome.timed_out:
+        what = f"ran past the {rerun.timeout:g} s timeout; the whole process tree was killed"
+    elif outcome.signal:
+        what = f"was killed by {outcome.signal}"
+    else:
+        what = f"exited with code {outcome.exit_code}"
+    tail = _log_tail(outcome)
+    if "MemoryError" in tail or "bad_alloc" in tail or "Cannot allocate memory" in tail:
+        what += f" (the memory cap is {rerun.memory_bytes / 1024**3:g} GiB, --memory)"
+    return finding("R803", f"the rerun {what} after {outcome.seconds:.1f} s" + (f"; output tail:\n{tail}" if tail else ""),
+                   pointer="/how_to_run", claimed=outcome.exit_code, recomputed=outcome.signal)
+
+
+def _log_tail(outcome: Outcome) -> str:
+    text = outcome.stderr.strip() or outcome.stdout.strip()
+    return text[-LOG_TAIL_CHARS:]
+
+
+def _compare(document: dict, copy: Path, outcome: Outcome, rerun: RerunOptions, options: AuditOptions,
+             record: dict[str, Any]) -> list[Finding]:
+    value, problem = compare.read_json_file(copy / REPORT_NAME, options.max_bytes)
+    report, source = compare.as_report(value), "file"
+    if report is None:
+        report, source = compare.report_from_stdout(outcome.stdout, options), "stdout"
+    if report is None:
+        why = problem if problem != "not written" else "was not written and no report was printed on stdout"
+        tail = _log_tail(outcome)
+        return [finding("R807", f"the rerun exited 0 but {REPORT_NAME} {why}" + (f"; output tail:\n{tail}" if tail else ""),
+                        pointer="/how_to_run")]
+    claimed = document.get("bench_report") if isinstance(document.get("bench_report"), dict) else {}
+    claim_device = compare.claimed_device(document)
+    rtol = compare.choose_rtol(rerun.rtol, claim_device, record["device"])
+    arms = [compare.compare_arm(arm, claimed, report, rtol) for arm in compare.ARMS]
+    verdict = compare.rerun_verdict(claimed, report, options)
+    found = [f for f in (*map(lambda c: compare.numbers_finding(c, rtol), arms),
+                         compare.verdict_finding(claimed, verdict)) if f is not None]
+    record.update(
+        max_rel_diff={c.arm: c.max_rel_diff for c in arms}, rtol=rtol, claimed_device=claim_device,
+        verdict=verdict.value if verdict else None, report_source=source,
+        reproduced=all(c.reproduced for c in arms) and not found,
+    )
+    return found

@@ -1,0 +1,263 @@
+"""Compare what the rerun produced with what the answer claims (R804-R807).
+
+Pure functions over decoded JSON values and per-seed lists; the only I/O is
+reading the regenerated report (never following links the experiment planted).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..findings import Finding, finding
+from ..options import AuditOptions
+from ..stats import recompute
+from ..verdicts import Verdict, classify_verdict
+
+ARMS = ("baseline", "idea")
+# Same code, same seeds, same device kind: only float reassociation differs.
+RTOL_SAME_DEVICE = 1e-5
+# CPU against GPU kernels: different reduction orders, TF32, fused ops.
+RTOL_OTHER_DEVICE = 1e-2
+# The shipped file and the embedded report are the same numbers printed twice.
+RTOL_SHIPPED = 1e-9
+# A report that does not name its device is presumed to come from CPU: the
+# benchmark's tracks are sized for CPU, and that is how the agents ran them.
+PRESUMED_CLAIM_DEVICE = "cpu"
+SHOWN = 4  # seeds or places listed in a message
+
+
+def device_kind(name: object) -> str | None:
+    """``"cuda:0"``, ``"GPU"`` -> ``"cuda"``; ``"cpu"`` -> ``"cpu"``; None when not named."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    text = name.strip().lower()
+    if text.startswith(("cuda", "gpu", "nvidia")):
+        return "cuda"
+    return text.split(":", 1)[0]
+
+
+def claimed_device(document: dict[str, Any]) -> str | None:
+    report = document.get("bench_report")
+    for holder in (report if isinstance(report, dict) else {}, document):
+        kind = device_kind(holder.get("device"))
+        if kind:
+            return kind
+    return None
+
+
+def choose_rtol(explicit: float | None, claim_device: str | None, rerun_device: str) -> float:
+    if explicit is not None:
+        return explicit
+    same = (claim_device or PRESUMED_CLAIM_DEVICE) == rerun_device
+    return RTOL_SAME_DEVICE if same else RTOL_OTHER_DEVICE
+
+
+# -- reading the rerun's report ---------------------------------------------------------
+
+
+def read_json_file(path: Path, max_bytes: int) -> tuple[Any, str | None]:
+    """(value, None) or (None, why); refuses links, FIFOs and oversized files."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, "not written"
+    except OSError as exc:
+        return None, f"cannot be opened ({exc.strerror})"
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None, "is not a regular file"
+        if info.st_size > max_bytes:
+            return None, f"is {info.st_size} bytes, over the {max_bytes}-byte limit"
+        data = f.read(max_bytes + 1)
+    try:
+        return json.loads(data.decode("utf-8-sig")), None
+    except (UnicodeDecodeError, ValueError) as exc:
+        return None, f"is not valid JSON ({exc})"
+
+
+def as_report(value: Any) -> dict[str, Any] | None:
+    """The bench report in an answer or a bare report; None for anything else."""
+    if isinstance(value, dict) and isinstance(value.get("bench_report"), dict):
+        return value["bench_report"]
+    if isinstance(value, dict) and "baseline" in value and "idea" in value:
+        return value
+    return None
+
+
+def report_from_stdout(stdout: str, options: AuditOptions) -> dict[str, Any] | None:
+    """The bench report printed on stdout, found like an answer in a transcript."""
+    from ..transcript import locate
+
+    if "{" not in stdout:
+        return None
+    located = locate(stdout, max_bytes=options.max_bytes, max_depth=options.max_depth)
+    return as_report(located.document)
+
+
+# -- per-seed comparison ------------------------------------------------------------------
+
+
+def arm_values(report: dict[str, Any], arm: str) -> tuple[list[float] | None, str]:
+    """Per-seed values of ``arm`` in either idea shape, and their pointer inside the report."""
+    node = report.get(arm)
+    if not isinstance(node, dict):
+        return None, f"/{arm}"
+    stats, pointer = (node["full"], f"/{arm}/full") if isinstance(node.get("full"), dict) else (node, f"/{arm}")
+    values = stats.get("per_seed")
+    pointer += "/per_seed"
+    if not isinstance(values, list) or not all(_is_number(v) for v in values):
+        return None, pointer
+    return [float(v) for v in values], pointer
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def relative_difference(a: float, b: float) -> float:
+    if a == b:
+        return 0.0
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return math.inf
+    return abs(a - b) / max(abs(a), abs(b))
+
+
+@dataclass
+class ArmComparison:
+    arm: str
+    pointer: str  # of the claimed per-seed list, in the answer
+    max_rel_diff: float | None = None
+    differing: list[tuple[int, float, float]] = field(default_factory=list)  # (seed index, claimed, rerun)
+    problem: str | None = None  # counts differ or values missing
+
+    @property
+    def reproduced(self) -> bool:
+        return self.problem is None and not self.differing
+
+
+def compare_arm(arm: str, claimed: dict[str, Any], rerun: dict[str, Any], rtol: float) -> ArmComparison:
+    claimed_values, pointer = arm_values(claimed, arm)
+    rerun_values, _ = arm_values(rerun, arm)
+    result = ArmComparison(arm, "/bench_report" + pointer)
+    if claimed_values is None or rerun_values is None:
+        result.problem = f"the {'answer' if claimed_values is None else 'rerun'} has no per-seed values for the {arm}"
+        return result
+    if len(claimed_values) != len(rerun_values):
+        result.problem = f"the answer has {len(claimed_values)} {arm} seeds, the rerun {len(rerun_values)}"
+    pairs = list(zip(claimed_values, rerun_values))
+    diffs = [relative_difference(c, r) for c, r in pairs]
+    result.max_rel_diff = max(diffs, default=None)
+    result.differing = [(i, c, r) for i, ((c, r), d) in enumerate(zip(pairs, diffs)) if not d <= rtol]
+    return result
+
+
+def numbers_finding(cmp: ArmComparison, rtol: float) -> Finding | None:
+    """R804 for one arm, or None when it was reproduced."""
+    if cmp.reproduced:
+        return None
+    if cmp.problem is not None:
+        return finding("R804", f"{cmp.problem}: the rerun does not reproduce the claim", pointer=cmp.pointer)
+    shown = "; ".join(f"seed {i}: claimed {c!r}, rerun {r!r}" for i, c, r in cmp.differing[:SHOWN])
+    more = f"; and {len(cmp.differing) - SHOWN} more" if len(cmp.differing) > SHOWN else ""
+    return finding(
+        "R804",
+        f"{cmp.arm}: {len(cmp.differing)} seed(s) differ from the rerun beyond rtol {rtol:g} "
+        f"(max relative difference {cmp.max_rel_diff:.3g}): {shown}{more}",
+        pointer=cmp.pointer,
+        claimed=[c for _, c, _ in cmp.differing],
+        recomputed=[r for _, _, r in cmp.differing],
+    )
+
+
+# -- verdict ------------------------------------------------------------------------------
+
+
+def rerun_verdict(claimed: dict[str, Any], rerun: dict[str, Any], options: AuditOptions) -> Verdict | None:
+    """The verdict the static recomputation gives on the rerun's per-seed numbers."""
+    baseline, _ = arm_values(rerun, "baseline")
+    idea, _ = arm_values(rerun, "idea")
+    if not baseline or not idea or len(baseline) != len(idea):
+        return None
+    if len(baseline) > options.max_seeds or not all(map(math.isfinite, baseline + idea)):
+        return None
+    direction = claimed.get("metric_direction", rerun.get("metric_direction"))
+    result = recompute(
+        np.asarray(baseline), np.asarray(idea), lower_is_better=direction != "higher is better",
+        alpha=options.alpha, exact_max_n=options.exact_max_n, resamples=options.mc_resamples,
+        seed=options.random_seed,
+    )
+    return result.verdict
+
+
+def verdict_finding(claimed: dict[str, Any], verdict: Verdict | None) -> Finding | None:
+    comparison = claimed.get("comparison")
+    claimed_text = comparison.get("verdict") if isinstance(comparison, dict) else None
+    claimed_verdict = classify_verdict(claimed_text)
+    if verdict is None or claimed_verdict is None or claimed_verdict is verdict:
+        return None
+    return finding(
+        "R805",
+        f"the answer claims {claimed_text!r}, but the rerun's numbers give {verdict.value!r}",
+        pointer="/bench_report/comparison/verdict",
+        claimed=claimed_text,
+        recomputed=verdict.value,
+    )
+
+
+# -- shipped report (R806) ----------------------------------------------------------------
+
+
+def json_differences(a: Any, b: Any, pointer: str, out: list[tuple[str, Any, Any]], limit: int = 50) -> None:
+    """Append (pointer, a's value, b's value) for each place where two JSON values differ."""
+    if len(out) >= limit:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            child = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            if key not in a or key not in b:
+                out.append((child, a.get(key, "<absent>"), b.get(key, "<absent>")))
+            else:
+                json_differences(a[key], b[key], child, out, limit)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append((pointer, f"{len(a)} items", f"{len(b)} items"))
+        for index, (x, y) in enumerate(zip(a, b)):
+            json_differences(x, y, f"{pointer}/{index}", out, limit)
+    elif _is_number(a) and _is_number(b):
+        if not (a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=RTOL_SHIPPED)):
+            out.append((pointer, a, b))
+    elif a != b or type(a) is not type(b):
+        out.append((pointer, a, b))
+
+
+def shipped_report_finding(document: dict[str, Any], shipped: Path, options: AuditOptions) -> Finding | None:
+    """R806 when the workspace's bench_report.json is not the answer's embedded report."""
+    embedded = document.get("bench_report")
+    if not isinstance(embedded, dict):
+        return None
+    value, problem = read_json_file(shipped, options.max_bytes)
+    if problem is not None:
+        return finding("R806", f"the shipped bench_report.json {problem}", pointer="/bench_report")
+    report = as_report(value)
+    diffs: list[tuple[str, Any, Any]] = []
+    json_differences(embedded, report if report is not None else value, "/bench_report", diffs)
+    if not diffs:
+        return None
+    shown = "; ".join(f"{p}: answer {x!r}, file {y!r}" for p, x, y in diffs[:SHOWN])
+    return finding(
+        "R806",
+        f"the bench_report.json shipped in the workspace differs from the answer's bench_report "
+        f"in {len(diffs)}{'+' if len(diffs) >= 50 else ''} place(s): {shown}",
+        pointer=diffs[0][0],
+        claimed=diffs[0][1],
+        recomputed=diffs[0][2],
+    )

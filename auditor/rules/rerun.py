@@ -1,0 +1,189 @@
+"""Rerun rules (R8xx): raised by :mod:`auditor.rerun` when ``--rerun`` runs the experiment again."""
+
+from __future__ import annotations
+
+from ..findings import Severity, declare
+
+declare(
+    "R801",
+    "referenced-file-missing",
+    Severity.ERROR,
+    """
+    A file the answer names in `files` (or its script) does not exist in the workspace.
+
+    ## What it does
+    Looks up every name in the answer's `files` list, and the script named in
+    `how_to_run`, relative to the workspace (`--workspace`, by default the
+    transcript's folder). Reports each one that is not there, and an answer
+    whose workspace cannot be known (a transcript read from stdin without
+    `--workspace`).
+
+    ## Why is this bad?
+    An experiment that cannot be found cannot be rerun, so none of its numbers
+    can be confirmed. Either the agent's workspace was not archived with the
+    answer, or the answer cites code it never wrote.
+
+    ## Example
+    ```json
+    "how_to_run": "python3 bench.py", "files": ["bench.py", "config.json"]
+    ```
+    with only `bench.py` next to the transcript: `config.json` is missing.
+    """,
+)
+
+declare(
+    "R802",
+    "rerun-refused",
+    Severity.ERROR,
+    """
+    The command or a file path is refused: nothing was run.
+
+    ## What it does
+    `how_to_run` is split like a shell would (shlex) but never given to a
+    shell. It must be a Python interpreter (a path whose last part is `python`,
+    `python3` or `python3.X`), then a `.py` file of the workspace, then plain
+    arguments. Shell operators (`;`, `|`, `&`, `$`, `>`, `<`, backticks),
+    other programs, interpreter options (`-c`, `-m`, ...) and paths outside the
+    workspace are refused. File names that are absolute, contain `..`, or lead
+    outside the workspace through a symlink are refused too. An answer without
+    `how_to_run` is reported here as well: there is nothing to rerun.
+
+    ## Why is this bad?
+    The command comes from the answer, that is, from the agent: running it
+    through a shell would let an answer run anything on the auditor's machine.
+    A refused command means the claim cannot be confirmed by rerunning it.
+
+    ## Example
+    ```json
+    "how_to_run": "python3 x.py; touch /tmp/pwned"
+    ```
+    Use instead: `"how_to_run": "python3 x.py"`.
+    """,
+)
+
+declare(
+    "R803",
+    "rerun-failed",
+    Severity.ERROR,
+    """
+    The rerun failed: a non-zero exit, a signal, the timeout or the memory cap.
+
+    ## What it does
+    Runs the command in a sandbox on a fresh copy of the workspace and reports
+    when the process exits with a non-zero code, is killed by a signal, runs
+    past `--timeout` (the whole process tree is killed), or exceeds the memory
+    cap (`--memory`). The message ends with the tail of the captured output.
+
+    ## Why is this bad?
+    An experiment that does not run from its own files cannot have produced
+    the numbers in the answer as they stand: a dependency, a data file or a
+    step is missing, or the script was changed after the run.
+
+    ## Example
+    ```text
+    Traceback (most recent call last):
+      File "bench.py", line 3, in <module>
+        CONFIG = json.load(open("config.json"))
+    FileNotFoundError: [Errno 2] No such file or directory: 'config.json'
+    ```
+    """,
+)
+
+declare(
+    "R804",
+    "rerun-numbers-differ",
+    Severity.ERROR,
+    """
+    The rerun's per-seed numbers differ from the claimed ones beyond tolerance.
+
+    ## What it does
+    Compares the baseline's and the idea's per-seed values of the regenerated
+    report with the claimed ones, seed by seed, with relative tolerance `--rtol`
+    (default 1e-5 when the rerun runs on the same device kind as the claim, 1e-2
+    across device kinds; a report that does not name its `device` is taken to
+    come from CPU). Reports which seeds differ, claimed against rerun, and a
+    different number of seeds.
+
+    ## Why is this bad?
+    The script is deterministic (fixed seeds), so the same code on the same
+    kind of device gives the same numbers. Numbers that differ were typed in,
+    edited after the run, or come from a different version of the code.
+
+    ## Example
+    ```text
+    claimed idea per_seed [7.12, 6.85, ...]   rerun [7.63, 7.41, ...]
+    ```
+    """,
+)
+
+declare(
+    "R805",
+    "rerun-verdict-differs",
+    Severity.ERROR,
+    """
+    The verdict recomputed from the rerun's numbers differs from the claimed verdict.
+
+    ## What it does
+    Recomputes the paired statistics (differences, exact sign-flip p, verdict at
+    `--alpha`) from the per-seed values the rerun produced, and compares that
+    verdict with the answer's `comparison.verdict`, classified by its words.
+
+    ## Why is this bad?
+    The verdict is what the pipeline acts on. If the agent's own experiment,
+    run again, does not support it, the claim is false whatever its prose says.
+
+    ## Example
+    ```text
+    claimed "idea better (significant)", rerun gives "no measurable effect" (p = 1.0)
+    ```
+    """,
+)
+
+declare(
+    "R806",
+    "shipped-report-differs",
+    Severity.ERROR,
+    """
+    The `bench_report.json` shipped in the workspace differs from the report in the answer.
+
+    ## What it does
+    Reads the `bench_report.json` listed in `files` and compares it with the
+    answer's embedded `bench_report`, as JSON values (numbers equal to a
+    relative 1e-9, key order and formatting ignored). Reports the differing
+    places by JSON Pointer.
+
+    ## Why is this bad?
+    The script writes that file; the answer should quote it. If they differ,
+    one of them was edited by hand after the run, and the answer's numbers are
+    not the ones the experiment produced.
+
+    ## Example
+    ```text
+    /bench_report/idea/full/per_seed/2: answer 6.85, shipped file 7.41
+    ```
+    """,
+)
+
+declare(
+    "R807",
+    "rerun-no-report",
+    Severity.ERROR,
+    """
+    The rerun finished but produced no bench report.
+
+    ## What it does
+    After a successful run, looks for `bench_report.json` in the run's copy of
+    the workspace and, failing that, for the last JSON bench report printed on
+    standard output. Reports when neither exists or neither can be read.
+
+    ## Why is this bad?
+    The answer says this command produced its numbers. A command that produces
+    no report cannot have; the numbers came from somewhere else.
+
+    ## Example
+    ```json
+    "how_to_run": "python3 bench.py"
+    ```
+    where `bench.py` only prints "done".
+    """,
+)

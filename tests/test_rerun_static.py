@@ -1,0 +1,263 @@
+"""--rerun without running anything: command parsing, workspace checks, comparisons.
+
+Every case here is refused or decided before a process would start, so these
+tests need neither bubblewrap nor torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from auditor.errors import AuditorError
+from auditor.options import AuditOptions, RerunOptions
+from auditor.rerun import SandboxUnavailable, run_and_compare, sandbox
+from auditor.rerun.command import CommandRefused, parse_how_to_run
+from auditor.rerun.compare import (
+    RTOL_OTHER_DEVICE,
+    RTOL_SAME_DEVICE,
+    choose_rtol,
+    compare_arm,
+    device_kind,
+    json_differences,
+    shipped_report_finding,
+)
+from auditor.findings import all_rules
+
+from conftest import FIXTURES
+
+EXPERIMENTS = FIXTURES / "experiments"
+
+
+def load_answer(name: str) -> dict:
+    text = (EXPERIMENTS / name / "answer.txt").read_text(encoding="utf-8")
+    return json.loads(text[text.index("{") :])
+
+
+def rerun(document: dict, workspace: Path, **overrides) -> tuple[list, dict]:
+    options = RerunOptions(device="cpu", timeout=30, **overrides)
+    return run_and_compare(document, str(workspace / "answer.txt"), options, AuditOptions())
+
+
+def rules_of(findings: list) -> list[str]:
+    return sorted(f.rule for f in findings)
+
+
+# -- how_to_run ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, script, args",
+    [
+        ("/home/maxwelhelp/main/bin/python3 bench_kurtosis.py", "bench_kurtosis.py", ()),
+        ("python bench.py", "bench.py", ()),
+        ("/usr/bin/python3.11 src/bench.py --epochs 3 --out=report.json", "src/bench.py",
+         ("--epochs", "3", "--out=report.json")),
+        ("python3 'bench.py' seed=7", "bench.py", ("seed=7",)),
+        ("python3 ./bench.py", "bench.py", ()),
+    ],
+)
+def test_accepted_commands(text: str, script: str, args: tuple) -> None:
+    command = parse_how_to_run(text)
+    assert command.script == script and command.args == args
+    assert command.argv("/opt/py/bin/python") == ["/opt/py/bin/python", script, *args]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "python3 x.py; touch /tmp/pwned",
+        "python3 x.py && rm -rf ~",
+        "python3 x.py | tee log",
+        "python3 x.py > /etc/passwd",
+        "python3 x.py < /etc/shadow",
+        "python3 x.py $(id)",
+        "python3 x.py `id`",
+        "python3 x.py &",
+        "python3 x.py\ntouch /tmp/pwned",
+        "python3 -c 'import os'",
+        "python3 -m http.server",
+        "python3 -u bench.py",
+        "bash bench.py",
+        "sh -c 'python3 bench.py'",
+        "FOO=1 python3 bench.py",
+        "env python3 bench.py",
+        "pythonw bench.py",
+        "python3 ../bench.py",
+        "python3 /tmp/bench.py",
+        "python3 ~/bench.py",
+        "python3 bench.sh",
+        "python3 bench.py --data=/etc/passwd",
+        "python3 bench.py ../../secrets",
+        "python3 bench.py 'a b'",
+        "python3 'unbalanced",
+        "python3",
+        "",
+        "   ",
+        None,
+        ["python3", "bench.py"],
+    ],
+)
+def test_refused_commands(text: object) -> None:
+    with pytest.raises(CommandRefused):
+        parse_how_to_run(text)
+
+
+def test_injected_how_to_run_is_refused_and_nothing_runs(tmp_path: Path) -> None:
+    marker = Path("/tmp/pwned")
+    before = marker.stat().st_mtime if marker.exists() else None
+    workspace = EXPERIMENTS / "injected_command"
+    findings, record = rerun(load_answer("injected_command"), workspace)
+    assert rules_of(findings) == ["R802"]
+    assert "nothing was run" in findings[0].message and findings[0].pointer == "/how_to_run"
+    assert record["command"] == [] and record["seconds"] is None
+    assert (marker.stat().st_mtime if marker.exists() else None) == before
+    assert not Path("/tmp/pwned-by-x.py").exists()
+
+
+def test_answer_without_how_to_run_gets_r802(tmp_path: Path) -> None:
+    document = load_answer("clip_honest")
+    del document["how_to_run"]
+    findings, record = rerun(document, tmp_path)
+    assert rules_of(findings) == ["R802"] and "no how_to_run" in findings[0].message
+    assert record["reproduced"] is False
+
+
+# -- workspace ------------------------------------------------------------------------------
+
+
+def test_missing_file_is_r801_and_nothing_runs() -> None:
+    findings, record = rerun(load_answer("missing_file"), EXPERIMENTS / "missing_file")
+    missing = {f.claimed for f in findings if f.rule == "R801"}
+    assert missing == {"config.json", "bench_report.json"}
+    assert rules_of(findings) == ["R801", "R801"]
+    assert record["seconds"] is None
+
+
+def test_stdin_without_workspace_is_r801() -> None:
+    options = RerunOptions(device="cpu")
+    findings, _ = run_and_compare(load_answer("clip_honest"), None, options, AuditOptions())
+    assert rules_of(findings) == ["R801"] and "--workspace" in findings[0].message
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "sub").mkdir(parents=True)
+    (root / "bench.py").write_text("print('hi')\n")
+    (root / "sub" / "data.csv").write_text("1,2\n")
+    (tmp_path / "secret.txt").write_text("token\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    "name, rule",
+    [
+        ("/etc/passwd", "R802"),
+        ("../secret.txt", "R802"),
+        ("sub/../../secret.txt", "R802"),
+        ("link_out", "R802"),  # a symlink leading outside
+        ("sub", "R802"),  # a folder
+        ("nope.txt", "R801"),
+        ("dangling", "R801"),
+        (7, "R802"),
+    ],
+)
+def test_refused_or_missing_file_names(workspace: Path, name: object, rule: str) -> None:
+    (workspace / "link_out").symlink_to(workspace.parent / "secret.txt")
+    (workspace / "dangling").symlink_to(workspace / "does-not-exist")
+    document = {"how_to_run": "python3 bench.py", "files": ["bench.py", "sub/data.csv", name]}
+    findings, record = rerun(document, workspace)
+    assert rules_of(findings) == [rule], [f.to_dict() for f in findings]
+    assert findings[0].pointer == "/files/2"
+    assert record["seconds"] is None
+
+
+def test_symlink_inside_the_workspace_is_accepted(workspace: Path) -> None:
+    (workspace / "alias.py").symlink_to(workspace / "bench.py")
+    from auditor.rerun.workspace import collect_files
+
+    ws = collect_files(workspace, ["alias.py", "sub/data.csv"], "bench.py")
+    assert not ws.findings
+    assert set(ws.files) == {"alias.py", "sub/data.csv", "bench.py"}
+
+
+def test_script_outside_files_is_still_looked_up(workspace: Path) -> None:
+    findings, _ = rerun({"how_to_run": "python3 missing.py", "files": ["bench.py"]}, workspace)
+    assert rules_of(findings) == ["R801"] and findings[0].pointer == "/how_to_run"
+
+
+# -- comparisons ------------------------------------------------------------------------------
+
+
+def test_rtol_follows_the_device_kinds() -> None:
+    assert choose_rtol(None, "cpu", "cpu") == RTOL_SAME_DEVICE
+    assert choose_rtol(None, None, "cpu") == RTOL_SAME_DEVICE  # undeclared: presumed CPU
+    assert choose_rtol(None, None, "cuda") == RTOL_OTHER_DEVICE
+    assert choose_rtol(None, "cuda", "cpu") == RTOL_OTHER_DEVICE
+    assert choose_rtol(None, "cuda", "cuda") == RTOL_SAME_DEVICE
+    assert choose_rtol(0.5, "cuda", "cpu") == 0.5
+    assert device_kind("cuda:1") == device_kind("GPU") == "cuda"
+    assert device_kind("") is None and device_kind(3) is None
+
+
+def test_per_seed_comparison_names_the_seeds() -> None:
+    claimed = {"baseline": {"full": {"per_seed": [1.0, 2.0, 3.0]}}, "idea": {"per_seed": [1.0, 2.0, 3.0]}}
+    rerun_report = {"baseline": {"full": {"per_seed": [1.0, 2.0000000001, 3.5]}}, "idea": {"full": {"per_seed": [1.0]}}}
+    baseline = compare_arm("baseline", claimed, rerun_report, 1e-5)
+    assert [i for i, _, _ in baseline.differing] == [2] and baseline.max_rel_diff == pytest.approx(0.5 / 3.5)
+    idea = compare_arm("idea", claimed, rerun_report, 1e-5)
+    assert idea.pointer == "/bench_report/idea/per_seed" and "3 idea seeds, the rerun 1" in idea.problem
+
+
+def test_json_differences_are_semantic() -> None:
+    diffs: list = []
+    json_differences({"a": 1, "b": [0.1, 2.0], "c": "x"}, {"c": "x", "b": [0.1000000000000000055, 2], "a": 1.0}, "", diffs)
+    assert diffs == []
+    json_differences({"a": [1, 2], "b": True, "c": 1}, {"a": [1, 2.5], "b": 1, "d": 1}, "/r", diffs)
+    assert [p for p, _, _ in diffs] == ["/r/a/1", "/r/b", "/r/c", "/r/d"]
+
+
+def test_shipped_report_is_compared_with_the_embedded_one(tmp_path: Path) -> None:
+    document = load_answer("shipped_report_differs")
+    shipped = EXPERIMENTS / "shipped_report_differs" / "bench_report.json"
+    found = shipped_report_finding(document, shipped, AuditOptions())
+    assert found is not None and found.rule == "R806"
+    assert found.pointer.startswith("/bench_report/baseline/full/")
+    reformatted = tmp_path / "bench_report.json"  # the same numbers, other formatting
+    reformatted.write_text(json.dumps(document["bench_report"], sort_keys=True))
+    assert shipped_report_finding(document, reformatted, AuditOptions()) is None
+
+
+# -- fixtures and setup ---------------------------------------------------------------------
+
+
+def test_every_torch_workspace_runs_the_same_bench_script() -> None:
+    canonical = (EXPERIMENTS / "clip_honest" / "bench.py").read_bytes()
+    copies = [p for p in EXPERIMENTS.glob("*/bench.py") if p.parent.name != "no_report"]
+    assert len(copies) >= 6
+    assert all(p.read_bytes() == canonical for p in copies), "rerun fixtures/experiments/regenerate.py"
+
+
+def test_r8_rules_are_documented() -> None:
+    rules = {r.code: r for r in all_rules() if r.code.startswith("R8")}
+    assert sorted(rules) == [f"R80{i}" for i in range(1, 8)]
+    for rule in rules.values():
+        assert rule.severity.value == "error"
+        assert all(section in rule.doc for section in ("## What it does", "## Why is this bad?", "## Example"))
+
+
+def test_missing_bubblewrap_is_refused_with_the_package_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.find_bubblewrap.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable, match="bubblewrap") as caught:
+            rerun(load_answer("no_report"), EXPERIMENTS / "no_report")
+    finally:
+        sandbox.find_bubblewrap.cache_clear()
+    assert isinstance(caught.value, AuditorError)
+    assert "--unsafe-no-sandbox" in str(caught.value)
+
