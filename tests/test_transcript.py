@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.findings import Severity
-from auditor.transcript import Located, line_column, locate, read_source, scan_objects
+from auditor.jsonscan import line_column, scan_objects
+from auditor.transcript import Located, locate, read_source
 
 from conftest import HEADER, SEED_000, SEED_001, as_transcript, codes, seed_answer
 
