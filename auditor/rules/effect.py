@@ -48,7 +48,7 @@ def negligible_effect(ctx: AuditContext) -> Iterator[Finding]:
     if reasons:
         yield finding(
             "E701",
-            f"the effect is significant (p={r.p_value:.4g}) but negligible: |delta_mean|={size:.4g} is "
+            f"the effect is significant (p={r.p_value:.6g}) but negligible: |delta_mean|={size:.4g} is "
             + " and ".join(reasons),
             pointer=ctx.pointer("comparison", "delta_mean"),
             claimed=ctx.report.comparison.delta_mean,
