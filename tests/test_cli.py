@@ -1,0 +1,124 @@
+"""The command line end to end: table, exit codes, usage errors, the console entry."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import main
+
+from conftest import FIXTURES, ROOT, SEED_000, SEED_001
+
+
+def test_audit_of_the_fixture_folder_prints_the_table_and_exits_1(capsys, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["audit", "fixtures/", "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "transcripts in fixtures/" in out
+    assert "most frequent:" in out and "ideas tested:" in out
+    rows = [line for line in out.splitlines() if line.lstrip().startswith(("answers/", "defects/", "silent/"))]
+    statuses = [line.split()[1] for line in rows if len(line.split()) > 1 and line.split()[1] in {"FAIL", "ERROR", "PASS"}]
+    assert statuses == sorted(statuses, key=["FAIL", "ERROR", "PASS"].index), "failures first"
+    assert "bench_report.json" not in out
+
+
+def test_console_entry_runs_as_a_module() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "auditor", "audit", "fixtures/answers"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "120"},
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "001_0adda411732ac938.txt" in proc.stdout and "FAIL" in proc.stdout
+    assert proc.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_single_transcript_keeps_the_detailed_panel(capsys) -> None:
+    assert main(["audit", str(SEED_000)]) == 0
+    out = capsys.readouterr().out
+    assert "PASS" in out and "quantity" in out and "T601" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "--no-such-option", "x"],
+        ["audit", "--format", "xml", str(SEED_000)],
+        ["audit", "does/not/exist.txt"],
+        ["audit", "--baseline", "does/not/exist.json", str(SEED_000)],
+        ["audit", "--config", "does/not/pyproject.toml", str(SEED_000)],
+        ["audit", "--resume", str(SEED_000)],
+        ["audit", "--statistics", "--format", "json", str(SEED_000)],
+        ["audit", "--fail-on", "sometimes", str(SEED_000)],
+        ["audit", "--jobs", "0", str(SEED_000)],
+        ["audit", "--fdr", "1.5", str(SEED_000)],
+        ["frobnicate"],
+    ],
+)
+def test_usage_errors_exit_2(argv, capsys) -> None:
+    assert main(argv) == 2
+    assert "auditor" in capsys.readouterr().err
+
+
+def test_an_empty_folder_is_a_usage_error(tmp_path, capsys) -> None:
+    assert main(["audit", str(tmp_path)]) == 2
+    assert "no transcripts" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, code",
+    [
+        ([], 1),
+        (["--exit-zero"], 0),
+        (["--fail-on", "never"], 0),
+        (["--ignore", "D501"], 0),
+        (["--select", "T6"], 0),
+    ],
+)
+def test_fail_on_and_exit_zero(extra, code, capsys) -> None:
+    assert main(["audit", "-q", str(SEED_001), *extra]) == code
+
+
+def test_fail_on_warning_fails_on_seed_000_warnings(capsys) -> None:
+    assert main(["audit", str(SEED_000), "--fail-on", "warning"]) == 1
+
+
+def test_statistics_counts_findings_per_rule(capsys) -> None:
+    assert main(["audit", "-q", str(FIXTURES / "answers"), "--statistics"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    by_code = {line.split()[1]: line.split() for line in lines if line.strip()}
+    assert by_code["T601"][0] == "4" and by_code["D501"][0] == "1"
+    assert "idea-identical-to-baseline" in by_code["D501"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "jsonl"])
+def test_output_file_receives_every_format(fmt, tmp_path, capsys) -> None:
+    target = tmp_path / f"out.{fmt}"
+    assert main(["audit", "-q", str(FIXTURES / "answers"), "--format", fmt, "--output", str(target)]) == 1
+    assert capsys.readouterr().out == ""
+    assert target.read_text(encoding="utf-8").strip()
+    assert [p.name for p in tmp_path.iterdir()] == [target.name], "no temporary file left behind"
+
+
+def test_json_contract_for_a_batch_carries_the_cross_summary(capsys) -> None:
+    assert main(["audit", "-q", str(FIXTURES / "answers"), "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["summary"] == {"files": 2, "pass": 1, "fail": 1, "error": 0}
+    assert data["cross"]["ideas_tested"] == 2
+    assert [Path(r["source"]).name for r in data["results"]] == sorted(Path(r["source"]).name for r in data["results"])
+
+
+def test_rules_lists_the_cross_answer_rules(capsys) -> None:
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    assert "X901" in out and "X902" in out
+    assert main(["rule", "X902"]) == 0
+    assert "## Why is this bad?" in capsys.readouterr().out
