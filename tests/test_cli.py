@@ -122,3 +122,11 @@ def test_rules_lists_the_cross_answer_rules(capsys) -> None:
     assert "X901" in out and "X902" in out
     assert main(["rule", "X902"]) == 0
     assert "## Why is this bad?" in capsys.readouterr().out
+
+
+def test_pre_commit_hook_entry_runs(capsys) -> None:
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    entry = next(line.split(":", 1)[1].split() for line in hooks.splitlines() if line.strip().startswith("entry:"))
+    assert entry[:2] == ["auditor", "audit"] and "id: auditor" in hooks
+    assert main([*entry[1:], str(SEED_000), str(SEED_001)]) == 1  # pre-commit appends the staged files
+    assert main([*entry[1:], str(SEED_000)]) == 0

@@ -10,8 +10,9 @@ experiment and the device probe run in subprocesses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..findings import Finding, finding
 from ..options import AuditOptions, RerunOptions
@@ -107,7 +108,10 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
     argv = command.argv(python)
     record.update(device=device.kind, torch_version=interpreter.torch_version, command=argv, python=python)
     say(f"rerun: copying {len(ws.files)} file(s) to a fresh folder")
-    copy = copy_for_run(ws)
+    try:
+        copy = copy_for_run(ws)
+    except OSError as exc:
+        return [finding("R801", f"the workspace files could not be copied for the run: {exc}", pointer="/files")]
     try:
         env = sandbox.sandbox_env(python, copy, device.env)
         if bwrap is not None:
@@ -138,9 +142,9 @@ def _failure_finding(outcome: Outcome, rerun: RerunOptions) -> Finding:
     else:
         what = f"exited with code {outcome.exit_code}"
     tail = _log_tail(outcome)
-    if "MemoryError" in tail or "bad_alloc" in tail or "Cannot allocate memory" in tail:
+    if any(sign in tail for sign in ("MemoryError", "bad_alloc", "Cannot allocate memory")):
         what += f" (the memory cap is {rerun.memory_bytes / 1024**3:g} GiB, --memory)"
-    return finding("R803", f"the rerun {what} after {outcome.seconds:.1f} s" + (f"; output tail:\n{tail}" if tail else ""),
+    return finding("R803", _with_tail(f"the rerun {what} after {outcome.seconds:.1f} s", outcome),
                    pointer="/how_to_run", claimed=outcome.exit_code, recomputed=outcome.signal)
 
 
@@ -149,27 +153,42 @@ def _log_tail(outcome: Outcome) -> str:
     return text[-LOG_TAIL_CHARS:]
 
 
+def _with_tail(message: str, outcome: Outcome) -> str:
+    tail = _log_tail(outcome)
+    return f"{message}; output tail:\n{tail}" if tail else message
+
+
+def _rerun_report(copy: Path, outcome: Outcome, options: AuditOptions) -> tuple[dict | None, str]:
+    """The regenerated report and where it came from, or (None, why there is none)."""
+    value, problem = compare.read_json_file(copy / REPORT_NAME, options.max_bytes)
+    report = compare.as_report(value)
+    if report is not None:
+        return report, "file"
+    report = compare.report_from_stdout(outcome.stdout, options)
+    if report is not None:
+        return report, "stdout"
+    if problem is None:
+        problem = "holds no bench report (no baseline and idea)"
+    elif problem == "not written":
+        problem = "was not written and no report was printed on stdout"
+    return None, problem
+
+
 def _compare(document: dict, copy: Path, outcome: Outcome, rerun: RerunOptions, options: AuditOptions,
              record: dict[str, Any]) -> list[Finding]:
-    value, problem = compare.read_json_file(copy / REPORT_NAME, options.max_bytes)
-    report, source = compare.as_report(value), "file"
+    report, source = _rerun_report(copy, outcome, options)
     if report is None:
-        report, source = compare.report_from_stdout(outcome.stdout, options), "stdout"
-    if report is None:
-        why = problem if problem != "not written" else "was not written and no report was printed on stdout"
-        tail = _log_tail(outcome)
-        return [finding("R807", f"the rerun exited 0 but {REPORT_NAME} {why}" + (f"; output tail:\n{tail}" if tail else ""),
-                        pointer="/how_to_run")]
+        message = _with_tail(f"the rerun exited 0 but {REPORT_NAME} {source}", outcome)
+        return [finding("R807", message, pointer="/how_to_run")]
     claimed = document.get("bench_report") if isinstance(document.get("bench_report"), dict) else {}
     claim_device = compare.claimed_device(document)
     rtol = compare.choose_rtol(rerun.rtol, claim_device, record["device"])
     arms = [compare.compare_arm(arm, claimed, report, rtol) for arm in compare.ARMS]
     verdict = compare.rerun_verdict(claimed, report, options)
-    found = [f for f in (*map(lambda c: compare.numbers_finding(c, rtol), arms),
-                         compare.verdict_finding(claimed, verdict)) if f is not None]
+    found = [compare.numbers_finding(c, rtol) for c in arms] + [compare.verdict_finding(claimed, verdict)]
+    found = [f for f in found if f is not None]
     record.update(
         max_rel_diff={c.arm: c.max_rel_diff for c in arms}, rtol=rtol, claimed_device=claim_device,
-        verdict=verdict.value if verdict else None, report_source=source,
-        reproduced=all(c.reproduced for c in arms) and not found,
+        verdict=verdict.value if verdict else None, report_source=source, reproduced=not found,
     )
     return found

@@ -166,7 +166,7 @@ def numbers_finding(cmp: ArmComparison, rtol: float) -> Finding | None:
         return None
     if cmp.problem is not None:
         return finding("R804", f"{cmp.problem}: the rerun does not reproduce the claim", pointer=cmp.pointer)
-    shown = "; ".join(f"seed {i}: claimed {c!r}, rerun {r!r}" for i, c, r in cmp.differing[:SHOWN])
+    shown = "; ".join(f"seed {i}: claimed {c:.10g}, rerun {r:.10g}" for i, c, r in cmp.differing[:SHOWN])
     more = f"; and {len(cmp.differing) - SHOWN} more" if len(cmp.differing) > SHOWN else ""
     return finding(
         "R804",
@@ -252,7 +252,7 @@ def shipped_report_finding(document: dict[str, Any], shipped: Path, options: Aud
     json_differences(embedded, report if report is not None else value, "/bench_report", diffs)
     if not diffs:
         return None
-    shown = "; ".join(f"{p}: answer {x!r}, file {y!r}" for p, x, y in diffs[:SHOWN])
+    shown = "; ".join(f"{p}: answer {_short(x)}, file {_short(y)}" for p, x, y in diffs[:SHOWN])
     return finding(
         "R806",
         f"the bench_report.json shipped in the workspace differs from the answer's bench_report "
@@ -261,3 +261,8 @@ def shipped_report_finding(document: dict[str, Any], shipped: Path, options: Aud
         claimed=diffs[0][1],
         recomputed=diffs[0][2],
     )
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -108,15 +108,18 @@ def _probe(python: str, visible: tuple[tuple[str, str], ...]) -> Interpreter:
     if line is None:
         tail = (done.stderr or done.stdout)[-500:]
         raise SandboxUnavailable(f"the interpreter {python!r} did not answer the probe: {tail}")
-    info = json.loads(line.split(" ", 1)[1])
-    return Interpreter(
-        path=python,
-        python_version=info["python"],
-        paths=tuple(dict.fromkeys(info["paths"])),
-        torch_version=info["torch"],
-        gpus=int(info["gpus"]),
-        torch_error=info["error"],
-    )
+    try:
+        info = json.loads(line.split(" ", 1)[1])
+        return Interpreter(
+            path=python,
+            python_version=str(info["python"]),
+            paths=tuple(dict.fromkeys(str(p) for p in info["paths"])),
+            torch_version=info["torch"],
+            gpus=int(info["gpus"]),
+            torch_error=info["error"],
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SandboxUnavailable(f"the interpreter {python!r} gave an unreadable probe answer ({exc})") from None
 
 
 def choose_device(requested: str, interpreter: Interpreter) -> Device:

@@ -17,9 +17,17 @@ What the sandbox gives the experiment (see also the README's security model):
 * rlimits set before bwrap starts, inherited by everything inside: memory
   (RLIMIT_AS, or RLIMIT_DATA on GPU), file size (RLIMIT_FSIZE), no core dumps.
 
-The number of processes is not capped: RLIMIT_NPROC counts per user across
-the whole host and does not apply to root, so the pid namespace (killed as a
-whole) and the wall-clock timeout are what bound a fork bomb.
+Not guaranteed:
+
+* the number of processes is not capped: RLIMIT_NPROC counts per user across
+  the whole host and does not apply to root, so the pid namespace (killed as a
+  whole) and the wall-clock timeout are what bound a fork bomb;
+* the rest of the host file system stays readable, and what the experiment
+  prints is quoted in findings (R803/R807 show the output's tail);
+* unix sockets outside the masked folders can still be connected to (a
+  read-only mount does not stop ``connect``);
+* CPU time, disk usage of the copy (beyond the per-file cap and the timeout)
+  and GPU memory are not limited; the kernel is shared with the host.
 """
 
 from __future__ import annotations
@@ -38,16 +46,15 @@ from pathlib import Path
 from ..errors import AuditorError
 
 MiB = 1024 * 1024
-# Host folders hidden behind empty tmpfs: writable scratch space of the host,
-# service sockets (/run) and home folders (credentials, other projects).
+# Host folders hidden behind empty tmpfs (with the auditor user's home): the
+# host's scratch space, service sockets (/run) and home folders (credentials,
+# other projects).
 MASKED_DIRS = ("/tmp", "/var/tmp", "/run", "/home", "/root")
 MASK_TMPFS_BYTES = 512 * MiB
 MAX_FILE_BYTES = 1024 * MiB
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
-INSTALL_HINT = (
-    "install the Debian/Ubuntu package `bubblewrap` (apt-get install -y bubblewrap), "
-    "or pass --unsafe-no-sandbox to run the experiment without isolation"
-)
+UNSAFE_HINT = "pass --unsafe-no-sandbox to run the experiment without isolation"
+INSTALL_HINT = f"install the Debian/Ubuntu package `bubblewrap` (apt-get install -y bubblewrap), or {UNSAFE_HINT}"
 # Applied by a tiny exec wrapper rather than subprocess's preexec_fn, which is
 # unsafe when the caller has threads (the CLI's spinner is one).
 _LIMITS_WRAPPER = """
@@ -120,7 +127,7 @@ def find_bubblewrap() -> Bubblewrap:
         errors.append(error)
     raise SandboxUnavailable(
         f"bubblewrap cannot create its namespaces here ({errors[-1]}); in a container, allow user "
-        f"namespaces (e.g. a seccomp profile permitting them), or {INSTALL_HINT.split(', or ', 1)[1]}"
+        f"namespaces (e.g. a seccomp profile permitting them), or {UNSAFE_HINT}"
     )
 
 
@@ -153,10 +160,10 @@ def bwrap_argv(
             argv.append("--disable-userns")
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for mask in MASKED_DIRS:
-        if os.path.isdir(mask) and not os.path.islink(mask):
-            argv += (["--size", str(MASK_TMPFS_BYTES)] if bwrap.tmpfs_size else []) + ["--tmpfs", mask]
-    for path in hidden_keep_paths(keep_paths):
+    masks = masked_dirs()
+    for mask in masks:
+        argv += (["--size", str(MASK_TMPFS_BYTES)] if bwrap.tmpfs_size else []) + ["--tmpfs", mask]
+    for path in hidden_keep_paths(keep_paths, masks):
         argv += ["--ro-bind", path, path]
     for node in device_nodes:
         argv += ["--dev-bind", node, node]
@@ -168,13 +175,20 @@ def bwrap_argv(
     return argv + ["--", *command]
 
 
-def hidden_keep_paths(paths: tuple[str, ...]) -> list[str]:
+def masked_dirs() -> tuple[str, ...]:
+    """The existing folders to hide: :data:`MASKED_DIRS` and the auditor user's home."""
+    candidates = [*MASKED_DIRS, os.path.realpath(os.path.expanduser("~"))]
+    found = [d for d in dict.fromkeys(candidates) if d != "/" and os.path.isdir(d) and not os.path.islink(d)]
+    return tuple(d for d in found if not any(m != d and _under(d, m) for m in found))
+
+
+def hidden_keep_paths(paths: tuple[str, ...], masks: tuple[str, ...]) -> list[str]:
     """Existing ``paths`` (and their real paths) that a mask would hide, outermost only."""
     candidates: set[str] = set()
     for path in paths:
         for p in (os.path.abspath(path), os.path.realpath(path)):
             # A mask root itself is never bound back: that would undo the mask.
-            if os.path.exists(p) and p not in MASKED_DIRS and any(_under(p, m) for m in MASKED_DIRS):
+            if os.path.exists(p) and p not in masks and any(_under(p, m) for m in masks):
                 candidates.add(p)
     return [p for p in sorted(candidates) if not any(q != p and _under(p, q) for q in candidates)]
 
@@ -211,7 +225,8 @@ def run(argv: list[str], *, copy_dir: Path, limits: Limits, env: dict[str, str],
         wrapped, cwd=copy_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True,
     )
-    stdout, stderr = _TailReader(proc.stdout, limits.max_output_bytes), _TailReader(proc.stderr, limits.max_output_bytes)
+    stdout = _TailReader(proc.stdout, limits.max_output_bytes)
+    stderr = _TailReader(proc.stderr, limits.max_output_bytes)
     timed_out = False
     try:
         proc.wait(timeout=limits.timeout)

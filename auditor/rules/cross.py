@@ -133,8 +133,9 @@ class CrossSummary:
             "discoveries": self.discoveries,
             "fdr": self.fdr,
             "alpha": self.alpha,
-            "expected_false_positives": self.expected_false_positives,
-            "expected_by_chance": self.expected_by_chance,
+            # Rounded so that 0.05 * 3 reads 0.15, not 0.15000000000000002.
+            "expected_false_positives": round(self.expected_false_positives, 12),
+            "expected_by_chance": round(self.expected_by_chance, 12),
         }
 
 
