@@ -29,6 +29,7 @@ DEFAULT_EXCLUDE = ("bench_report.json", ".*", "__pycache__", "node_modules")
 # files (configs, metrics) are the experiment's, while the agent's answer beside
 # them is stored as text (.txt, .md), the way the pipeline writes answers.
 WORKSPACE_MARKER = "bench_report.json"
+MIN_TASKS_PER_PROCESS = 8
 
 
 # --------------------------------------------------------------------------- discovery
@@ -137,7 +138,10 @@ class AuditPool:
         self.tasks = list(tasks)
         self.rerun = rerun
         # stdin can only be read here; a single file is not worth a process.
-        in_process = jobs <= 1 or len(self.tasks) == 1
+        # A transcript takes ~10 ms once warm and a worker process far longer to
+        # start, so every worker gets at least this many transcripts.
+        jobs = min(jobs, len(self.tasks) // MIN_TASKS_PER_PROCESS)
+        in_process = jobs <= 1
         self._local = [i for i, t in enumerate(self.tasks) if in_process or t.path == "-"]
         self._remote = [i for i, t in enumerate(self.tasks) if not (in_process or t.path == "-")]
         self._jobs = max(1, min(jobs, len(self._remote)))

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.batch import Task, audit_all, cross_check, discover, options_for, resume_from
+from auditor.batch import AuditPool, Task, audit_all, cross_check, discover, options_for, resume_from
 from auditor.cli import main
 from auditor.errors import UsageError
 from auditor.options import AuditOptions
@@ -93,6 +93,7 @@ def test_per_file_ignores_match_relative_to_the_config_root(tmp_path) -> None:
 
 def test_jobs_2_gives_the_same_results_in_the_same_order_as_jobs_1() -> None:
     paths = discover([str(FIXTURES / "answers"), str(BATCHES), str(FIXTURES / "defects")])
+    assert AuditPool([Task(p, AuditOptions()) for p in paths], jobs=2)._remote, "really uses worker processes"
     one, _ = _audit(paths, jobs=1)
     two, _ = _audit(paths, jobs=2)
     assert [r.source for r in one] == paths
