@@ -87,8 +87,10 @@ def discover(
             out.append(raw)
         else:
             raise UsageError(f"no such file or directory: {raw}")
-    seen: set[str] = set()
-    return [p for p in out if not (os.path.normpath(p) in seen or seen.add(os.path.normpath(p)))]
+    unique: dict[str, str] = {}
+    for path in out:
+        unique.setdefault(os.path.normpath(path), path)
+    return list(unique.values())
 
 
 def options_for(
@@ -125,6 +127,14 @@ def audit_task(task: Task, rerun: RerunOptions | None = None) -> AuditResult:
     return audit_path(task.path, task.options, rerun=rerun)
 
 
+def _leave_interrupts_to_the_parent() -> None:
+    """Workers ignore Ctrl-C (the whole process group gets it): the parent
+    cancels what is queued, so no worker dies halfway and leaves the pool broken."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class AuditPool:
     """Audit tasks with ``jobs`` worker processes; ``jobs=1`` stays in this process.
 
@@ -159,14 +169,15 @@ class AuditPool:
         first = self._remote.pop(0)
         self._warm = (first, audit_task(self.tasks[first], self.rerun))
         if self._remote:
-            self._executor = ProcessPoolExecutor(max_workers=self._jobs)
+            self._executor = ProcessPoolExecutor(max_workers=self._jobs, initializer=_leave_interrupts_to_the_parent)
             self._futures = {self._executor.submit(audit_task, self.tasks[i], self.rerun): i for i in self._remote}
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._executor is not None:
-            # On an interrupt, drop what has not started; finished results are already out.
-            self._executor.shutdown(wait=exc[0] is None, cancel_futures=exc[0] is not None)
+            # On an interrupt, drop what has not started and wait for the few
+            # transcripts in flight; finished results are already out.
+            self._executor.shutdown(wait=True, cancel_futures=exc[0] is not None)
 
     def completed(self) -> Iterator[tuple[int, AuditResult]]:
         for index in self._local:
