@@ -49,6 +49,12 @@ def rerun(name: str, document: dict | None = None, workspace: Path | None = None
     return run_and_compare(document or load_answer(name), str(folder / "answer.txt"), options, AuditOptions())
 
 
+def _with_how_to_run(name: str, how_to_run: str) -> dict:
+    document = load_answer(name)
+    document["how_to_run"] = how_to_run
+    return document
+
+
 def rules_of(findings: list) -> list[str]:
     return sorted(f.rule for f in findings)
 
@@ -136,6 +142,21 @@ def test_unsafe_mode_runs_without_the_sandbox_and_says_so() -> None:
     assert rules_of(findings) == ["R807"] and record["sandbox"] == "none"
 
 
+def test_interpreter_under_tmp_stays_visible_in_the_sandbox(tmp_path: Path) -> None:
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(tmp_path / "venv")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "where.py").write_text("import sys\nprint('prefix=' + sys.prefix)\n")
+    document = _with_how_to_run("no_report", "python3 where.py")
+    document["files"] = ["where.py"]
+    python = str(tmp_path / "venv" / "bin" / "python")
+    findings, record = rerun("no_report", document, workspace=workspace, python=python)
+    assert rules_of(findings) == ["R807"], [f.to_dict() for f in findings]
+    assert f"prefix={tmp_path / 'venv'}" in findings[0].message and record["exit_code"] == 0
+
+
 def test_cuda_without_a_gpu_is_refused() -> None:
     if probe_interpreter(resolve_python(None)).gpus:
         pytest.skip("a GPU is visible here")
@@ -144,12 +165,6 @@ def test_cuda_without_a_gpu_is_refused() -> None:
 
 
 # -- hostile scripts -----------------------------------------------------------------------
-
-
-def _with_how_to_run(name: str, how_to_run: str) -> dict:
-    document = load_answer(name)
-    document["how_to_run"] = how_to_run
-    return document
 
 
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "control-unsandboxed"])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import AuditorError
+from auditor.findings import all_rules
 from auditor.options import AuditOptions, RerunOptions
 from auditor.rerun import SandboxUnavailable, run_and_compare, sandbox
 from auditor.rerun.command import CommandRefused, parse_how_to_run
@@ -24,7 +25,6 @@ from auditor.rerun.compare import (
     json_differences,
     shipped_report_finding,
 )
-from auditor.findings import all_rules
 
 from conftest import FIXTURES
 
