@@ -157,6 +157,18 @@ def test_interpreter_under_tmp_stays_visible_in_the_sandbox(tmp_path: Path) -> N
     assert f"prefix={tmp_path / 'venv'}" in findings[0].message and record["exit_code"] == 0
 
 
+def test_environment_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws_secret_value")
+    (tmp_path / "env.py").write_text("import json, os\nprint(json.dumps(sorted(os.environ)))\n")
+    document = _with_how_to_run("no_report", "python3 env.py")
+    document["files"] = ["env.py"]
+    findings, _ = rerun("no_report", document, workspace=tmp_path)
+    names = json.loads(findings[0].message.rsplit("\n", 1)[1])
+    assert set(names) <= {"PATH", "HOME", "LANG", "CUDA_VISIBLE_DEVICES", "PWD"}, names
+    assert "secret_value" not in findings[0].message
+
+
 def test_cuda_without_a_gpu_is_refused() -> None:
     if probe_interpreter(resolve_python(None)).gpus:
         pytest.skip("a GPU is visible here")
@@ -174,7 +186,8 @@ def test_network_is_unreachable(sandboxed: bool) -> None:
         listener.listen(1)
         listener.settimeout(0.5)
         port = listener.getsockname()[1]
-        document = _with_how_to_run("hostile_socket", f"python3 probe_network.py {port}")
+        extra = "" if sandboxed else " --loopback-only"  # the control reaches out to nothing but the listener
+        document = _with_how_to_run("hostile_socket", f"python3 probe_network.py {port}{extra}")
         findings, _ = rerun("hostile_socket", document, unsafe_no_sandbox=not sandboxed)
         try:
             listener.accept()[0].close()
