@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .batch import DEFAULT_INCLUDE, options_for
 from .errors import UsageError
 from .findings import Severity
 from .options import AuditOptions
@@ -236,8 +237,6 @@ class Settings:
     root: Path | None = None  # per-file-ignores globs are relative to it
 
     def options_for(self, path: str) -> AuditOptions:
-        from .batch import options_for
-
         return options_for(path, self.options, self.per_file_ignores, self.root)
 
 
@@ -263,8 +262,6 @@ def resolve(
     A list given on the command line replaces the configured one.  ``limits``
     are AuditOptions fields only the command line sets (max_bytes, ...).
     """
-    from .batch import DEFAULT_INCLUDE
-
     defaults = AuditOptions()
     options = replace(
         defaults,

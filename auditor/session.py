@@ -24,6 +24,7 @@ from .config import Settings
 from .errors import UsageError
 from .findings import Finding
 from .formats import Run, writer
+from .formats.jsonl import Stream
 from .options import RerunOptions
 
 
@@ -41,13 +42,11 @@ def _load_baseline(args: argparse.Namespace) -> Baseline | None:
 
 
 @contextmanager
-def _jsonl_stream(args: argparse.Namespace) -> Iterator["object | None"]:
+def _jsonl_stream(args: argparse.Namespace) -> Iterator[Stream | None]:
     """A jsonl line writer over stdout or the ``--output`` file (appended to), or None."""
     if args.format != "jsonl":
         yield None
         return
-    from .formats.jsonl import Stream
-
     if not args.output:
         yield Stream(sys.stdout)
         return
@@ -83,7 +82,7 @@ def _audit(
 def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:
     """Findings the cross-answer pass added, for the jsonl summary line."""
     late = []
-    for old, new in zip(before, after):
+    for old, new in zip(before, after, strict=True):
         late.extend((new.source, f) for f in new.findings if f not in old.findings)
     return late
 
@@ -100,7 +99,7 @@ def run_session(
             if known is not None:
                 result = known.apply(result, settings.options_for(result.source))
             if stream is not None:
-                stream.write_result(result)  # type: ignore[attr-defined]
+                stream.write_result(result)
             return result
 
         fresh = _audit([p for p in paths if _key(p) not in done], settings, args, rerun, handle)
@@ -114,7 +113,7 @@ def run_session(
         )
         run = Run(tuple(results), cross)
         if stream is not None:
-            stream.write_summary(run, _late_findings(audited, results))  # type: ignore[attr-defined]
+            stream.write_summary(run, _late_findings(audited, results))
     if args.write_baseline:
         _write_baseline(run, args)
     if args.format != "jsonl":

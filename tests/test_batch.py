@@ -183,7 +183,7 @@ def test_x902_flags_the_claim_that_does_not_survive_benjamini_hochberg() -> None
 
 
 def test_a_single_answer_gets_no_cross_checks() -> None:
-    results, summary = _audit([str(SEED_000)])
+    _, summary = _audit([str(SEED_000)])
     assert summary is None
 
 

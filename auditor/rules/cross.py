@@ -172,7 +172,7 @@ def _group_key(cross: dict[str, Any]) -> tuple | None:
 
 
 def _first_difference(a: Sequence[float], b: Sequence[float]) -> int | None:
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
         if abs(x - y) > SAME_VALUE_RTOL * max(abs(x), abs(y)):
             return i
     return None
