@@ -7,6 +7,7 @@ configuration) and passed down read-only to every stage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .findings import Severity
 
@@ -59,3 +60,6 @@ class RerunOptions:
     memory_bytes: int = 8 * 1024 * MiB
     max_output_bytes: int = 1 * MiB
     unsafe_no_sandbox: bool = False
+    # Called with a short status line as the rerun proceeds (the CLI's spinner);
+    # only set when auditing in this process, as a callable does not pickle.
+    progress: Callable[[str], None] | None = field(default=None, compare=False, repr=False)

@@ -51,3 +51,26 @@ def progress_bar(total: int, *, enabled: bool) -> Iterator[Advance]:
             progress.update(task, advance=1, failures=failures)
 
         yield advance
+
+
+@contextmanager
+def rerun_spinner(*, enabled: bool) -> Iterator[Callable[[str], None] | None]:
+    """A spinner with elapsed time on stderr while experiments rerun.
+
+    Yields ``say(message)`` that replaces the spinner's text, or None when
+    disabled (stderr not a terminal, ``--quiet``).
+    """
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=Console(file=sys.stderr), transient=True) as progress:
+        task = progress.add_task("rerun: preparing", total=None)
+
+        def say(message: str) -> None:
+            progress.update(task, description=message)
+
+        yield say

@@ -15,6 +15,7 @@ import io
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Callable, Iterator, Sequence
 
 from .audit import AuditResult
@@ -65,17 +66,24 @@ def _audit(
     rerun: RerunOptions | None,
     on_result: Callable[[AuditResult], AuditResult],
 ) -> dict[str, AuditResult]:
-    from .progress import progress_bar, wanted
+    from .progress import progress_bar, rerun_spinner, wanted
 
     tasks = [Task(p, settings.options_for(p)) for p in paths]
     jobs = args.jobs or (1 if rerun is not None else os.cpu_count() or 1)
     out: dict[str, AuditResult] = {}
-    # The pool is entered first: its worker processes fork before the progress bar starts a thread.
-    with AuditPool(tasks, jobs=jobs, rerun=rerun) as pool, progress_bar(len(tasks), enabled=wanted(quiet=args.quiet)) as advance:
-        for _, result in pool.completed():
-            result = on_result(result)
-            out[_key(result.source)] = result
-            advance(result)
+    # Reruns in this process report their progress to a spinner; worker processes cannot.
+    spin = rerun is not None and jobs == 1 and wanted(quiet=args.quiet)
+    with rerun_spinner(enabled=spin) as say:
+        if say is not None:
+            rerun = replace(rerun, progress=say)  # type: ignore[arg-type]
+        # The pool is entered first: its worker processes fork before the progress bar starts a thread.
+        with AuditPool(tasks, jobs=jobs, rerun=rerun) as pool, progress_bar(
+            len(tasks), enabled=wanted(quiet=args.quiet) and not spin
+        ) as advance:
+            for _, result in pool.completed():
+                result = on_result(result)
+                out[_key(result.source)] = result
+                advance(result)
     return out
 
 

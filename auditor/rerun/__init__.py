@@ -36,7 +36,7 @@ def run_and_compare(
     progress: Progress | None = None,
 ) -> tuple[list[Finding], dict]:
     """Rerun the answer's ``how_to_run`` on a copy of its ``files``; findings and the ``rerun`` record."""
-    say = progress or (lambda _message: None)
+    say = progress or rerun.progress or (lambda _message: None)
     record = _empty_record(rerun)
     if not isinstance(document, dict) or not document.get("how_to_run"):
         return [finding("R802", "the answer has no how_to_run: there is no command to rerun",
