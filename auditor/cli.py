@@ -54,7 +54,9 @@ def _probability(text: str) -> float:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        # "auditor audit: argument --format: ..." reads best after the top-level "auditor: error:".
+        where = self.prog.partition(" ")[2]
+        raise UsageError(f"{where}: {message} (see `{self.prog} --help`)" if where else f"{message} (see `auditor --help`)")
 
 
 def _add_audit_arguments(audit: argparse.ArgumentParser) -> None:
