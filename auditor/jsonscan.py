@@ -3,10 +3,12 @@
 :func:`scan_objects` pairs every ``{`` of a text with the bracket that closes
 it and measures the nesting depth inside, in one pass, so that callers can
 refuse too-deep objects before :mod:`json` recurses into them and never try a
-start position twice.  :func:`make_decoder` builds a :class:`json.JSONDecoder`
-that turns the numbers JSON has no finite value for (``NaN``, ``Infinity``,
-``1e999``, integers of hundreds of digits) into :class:`NonFinite` stand-ins,
-which :func:`replace_nonfinite` then swaps for None, recording their pointers.
+start position twice; its work is capped at :data:`MAX_SCAN_EVENTS` brackets
+and strings.  :func:`make_decoder` builds a :class:`StrictDecoder` that turns
+the numbers JSON has no finite value for (``NaN``, ``Infinity``, ``1e999``,
+integers of hundreds of digits) into :class:`NonFinite` stand-ins, which
+:func:`replace_nonfinite` then swaps for None, recording their pointers, and
+lone surrogates (``"\\ud800"``, which no UTF-8 output can write) into U+FFFD.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from .model import join_pointer
 
 _BRACKET_OR_QUOTE = re.compile(r'[{}\[\]"]')
+_OPENER = re.compile(r"[{\[]")
 # The rest of a JSON string after its opening quote.  JSON strings cannot hold a
 # raw newline, so a quote that does not close on its own line is prose (an inch
 # mark, an apostrophe-like quote) and must not swallow the brackets after it.
@@ -31,7 +34,7 @@ def looks_like_json(text: str, start: int) -> bool:
     return _JSON_LOOKING.match(text, start) is not None
 
 
-@dataclass
+@dataclass(slots=True)
 class ObjectSpan:
     """A ``{`` and how far it reaches.
 
@@ -45,13 +48,31 @@ class ObjectSpan:
     depth: int = 1
 
 
-def scan_objects(text: str) -> list[ObjectSpan]:
+# Most brackets and strings one scan looks at (a limit against hostile input):
+# the scan costs one to three microseconds per event, so no input takes more
+# than about a second to search.  Real answers hold a few hundred; an answer
+# with 10,000 per-seed values holds no more, because numbers are not events.
+MAX_SCAN_EVENTS = 500_000
+
+
+class ScanLimitExceeded(Exception):
+    """The text holds more brackets and strings than :data:`MAX_SCAN_EVENTS`."""
+
+    def __init__(self, offset: int, limit: int) -> None:
+        super().__init__(f"more than {limit} brackets and strings before offset {offset}")
+        self.offset = offset
+        self.limit = limit
+
+
+def scan_objects(text: str, *, max_events: int | None = None) -> list[ObjectSpan]:
     """Every ``{`` of ``text`` with its extent and nesting depth, in text order.
 
     One pass over the brackets and quotes; each bracket is pushed and popped
     once, so the cost is linear even for 100k nested ``{``.  Quotes count only
     inside a bracket (prose quotes at top level are ignored), and a quote that
-    cannot close on its line is treated as prose.
+    cannot close on its line is treated as prose.  A string is jumped over in
+    one step, whatever it holds.  More than ``max_events`` brackets and strings
+    raise :class:`ScanLimitExceeded`, so the work is bounded for any input.
     """
     spans: list[ObjectSpan] = []
     # Parallel stacks: the open bracket, the deepest nesting below it so far,
@@ -60,19 +81,28 @@ def scan_objects(text: str) -> list[ObjectSpan]:
     child_depths: list[int] = []
     open_spans: list[ObjectSpan | None] = []
     open_count = {"{": 0, "[": 0}
-    skip_to = 0  # end of the last string jumped over
     quotes_dead_until = -1  # quotes before this index cannot open a string
-    for match in _BRACKET_OR_QUOTE.finditer(text):
+    limit = len(text) + 1 if max_events is None else max_events
+    events = 0
+    pos = 0
+    while True:
+        # Outside every bracket only an opener matters: prose quotes and stray
+        # closers are skipped by the regex engine, not one by one here.
+        match = (_BRACKET_OR_QUOTE if brackets else _OPENER).search(text, pos)
+        if match is None:
+            break
         i = match.start()
-        if i < skip_to:
-            continue  # inside a string
-        char = match.group()
+        pos = i + 1
+        events += 1
+        if events > limit:
+            raise ScanLimitExceeded(i, limit)
+        char = text[i]
         if char == '"':
-            if not brackets or i < quotes_dead_until:
+            if i < quotes_dead_until:
                 continue
-            tail = _STRING_TAIL.match(text, i + 1)
+            tail = _STRING_TAIL.match(text, pos)
             if tail is not None:
-                skip_to = tail.end()
+                pos = tail.end()
             else:
                 newline = text.find("\n", i)
                 quotes_dead_until = len(text) if newline < 0 else newline
@@ -125,26 +155,65 @@ class NonFinite:
         self.description = description
 
 
-def make_decoder(created: list[int]) -> json.JSONDecoder:
-    """A decoder that turns non-finite numbers into :class:`NonFinite`.
+# A number the fast C decoder could turn into inf or refuse (more than 4300
+# digits): 200+ digits in a row (an overflowing mantissa needs more than 208
+# when its exponent has two digits) or an exponent of 100 or more.  Only such
+# chunks pay for the number hooks, which cost a Python call per number.  JSON
+# digits are ASCII ([0-9] is also faster than \d); the lookbehind keeps the
+# search linear in runs of 199 digits.
+_LONG_DIGIT_RUN = re.compile(r"(?<![0-9])[0-9]{200}")
+_LARGE_EXPONENT = re.compile(r"[eE]\+?0*[1-9][0-9][0-9]")
+# A surrogate escape (\ud800): strings that may hold code points no UTF-8
+# output can write.  (Raw lone surrogates never reach the decoder: a str input
+# holding one is refused as P105.)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
-    ``created[0]`` counts them, so that documents without any are not walked.
+
+class StrictDecoder:
+    """:meth:`raw_decode` like :class:`json.JSONDecoder`, with non-finite numbers as stand-ins.
+
+    NaN/Infinity, ``1e999`` and integers that overflow a double become
+    :class:`NonFinite` (``created`` counts them, so that documents without any
+    are not walked); lone surrogates in strings become U+FFFD.  Chunks without
+    suspicious numbers are decoded by the C fast path.
     """
 
-    def non_finite(literal: str, description: str) -> NonFinite:
-        created[0] += 1
+    def __init__(self) -> None:
+        self.created = 0
+        self._fast = json.JSONDecoder(parse_constant=self._parse_constant)
+        self._slow = json.JSONDecoder(
+            parse_float=self._parse_float, parse_int=self._parse_int, parse_constant=self._parse_constant
+        )
+
+    def raw_decode(self, chunk: str) -> tuple[Any, int]:
+        if _LARGE_EXPONENT.search(chunk) is None and _LONG_DIGIT_RUN.search(chunk) is None:
+            try:
+                value, end = self._fast.raw_decode(chunk)
+            except json.JSONDecodeError:
+                raise
+            except ValueError:  # an integer beyond int()'s digit limit: decode it slowly
+                value, end = self._slow.raw_decode(chunk)
+        else:
+            value, end = self._slow.raw_decode(chunk)
+        if "\\u" in chunk and _SURROGATE_ESCAPE.search(chunk, 0, end) is not None:
+            value = replace_lone_surrogates(value)
+        return value, end
+
+    def _non_finite(self, literal: str, description: str) -> NonFinite:
+        self.created += 1
         return NonFinite(literal, description)
 
-    def parse_constant(text: str) -> NonFinite:  # NaN, Infinity, -Infinity
-        return non_finite(text, f"{text} (not a JSON number)")
+    def _parse_constant(self, text: str) -> NonFinite:  # NaN, Infinity, -Infinity
+        return self._non_finite(text, f"{text} (not a JSON number)")
 
-    def parse_float(text: str) -> float | NonFinite:
+    def _parse_float(self, text: str) -> float | NonFinite:
         value = float(text)
         if value in (_INF, -_INF):
-            return non_finite(_shorten(text), f"{_shorten(text)} (overflows a 64-bit float to infinity)")
+            return self._non_finite(_shorten(text), f"{_shorten(text)} (overflows a 64-bit float to infinity)")
         return value
 
-    def parse_int(text: str) -> int | NonFinite:
+    def _parse_int(self, text: str) -> int | NonFinite:
         # int() refuses more than 4300 digits, and past ~309 digits a value
         # overflows the doubles the statistics are computed in anyway.
         if len(text) <= _MAX_INT_CHARS:
@@ -155,9 +224,46 @@ def make_decoder(created: list[int]) -> json.JSONDecoder:
             except OverflowError:
                 pass
         digits = len(text.lstrip("-"))
-        return non_finite(_shorten(text), f"an integer of {digits} digits (overflows a 64-bit float to infinity)")
+        return self._non_finite(
+            _shorten(text), f"an integer of {digits} digits (overflows a 64-bit float to infinity)"
+        )
 
-    return json.JSONDecoder(parse_float=parse_float, parse_int=parse_int, parse_constant=parse_constant)
+
+def make_decoder() -> StrictDecoder:
+    """A decoder that turns non-finite numbers into :class:`NonFinite` (see :class:`StrictDecoder`)."""
+    return StrictDecoder()
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD.
+
+    JSON may escape half of a surrogate pair (``"\\ud800"``); such a string has
+    no UTF-8 spelling, so writing it to any output would fail.
+    """
+
+    def fix(text: str) -> str:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+
+    if isinstance(value, str):
+        return fix(value)
+    stack = [value] if isinstance(value, (dict, list)) else []
+    while stack:
+        container = stack.pop()
+        if isinstance(container, dict):
+            if any(isinstance(k, str) and _LONE_SURROGATE.search(k) for k in container):
+                items = list(container.items())
+                container.clear()
+                container.update((fix(k), v) for k, v in items)
+            entries = container.items()
+        else:
+            entries = enumerate(container)
+        for key, item in list(entries):
+            if isinstance(item, str):
+                if _LONE_SURROGATE.search(item):
+                    container[key] = fix(item)
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+    return value
 
 
 _INF = float("inf")
@@ -195,3 +301,40 @@ def line_column(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column of ``offset`` in ``text`` (CRLF counts as one line end)."""
     line_start = text.rfind("\n", 0, offset) + 1
     return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+class KeyIndex:
+    """Whether a string (a quoted key) occurs inside a span, for spans visited in text order.
+
+    Keeps the next occurrence of each key at or after the last span start, so
+    all questions about one text together cost one pass per key.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.next: dict[str, int] = {}
+
+    def occurs(self, key: str, start: int, stop: int) -> bool:
+        position = self.next.get(key, -1)
+        if position < start:
+            position = self.text.find(key, start)
+            position = len(self.text) + 1 if position < 0 else position
+            self.next[key] = position
+        return position + len(key) <= stop
+
+
+# count_nodes stops here: larger values are compared by their length as JSON text.
+MAX_COUNTED_NODES = 100_000
+
+
+def count_nodes(value: Any) -> int:
+    """Values and containers in ``value``, counted up to :data:`MAX_COUNTED_NODES`."""
+    count, pending = 0, [value]
+    while pending and count < MAX_COUNTED_NODES:
+        item = pending.pop()
+        count += 1
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return count

@@ -23,13 +23,25 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from .findings import Finding, finding
-from .jsonscan import ObjectSpan, line_column, looks_like_json, make_decoder, replace_nonfinite, scan_objects
+from .jsonscan import (
+    MAX_SCAN_EVENTS,
+    KeyIndex,
+    ObjectSpan,
+    ScanLimitExceeded,
+    count_nodes,
+    line_column,
+    looks_like_json,
+    make_decoder,
+    replace_nonfinite,
+    scan_objects,
+)
 from .rules import parse as _parse_rules  # noqa: F401  (registers P101-P105)
 
 # --------------------------------------------------------------------------- reading
@@ -87,6 +99,7 @@ def _too_large(size: int, max_bytes: int, *, at_least: bool = False) -> Finding:
 
 # --------------------------------------------------------------------------- decoding
 
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Checked in order: a UTF-32 LE BOM starts with the UTF-16 LE one.
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -103,6 +116,14 @@ def decode_text(data: bytes | str, *, max_bytes: int) -> tuple[str | None, Findi
         if len(data) > max_bytes // 4 and len(data.encode("utf-8", "surrogatepass")) > max_bytes:
             return None, _too_large(len(data.encode("utf-8", "surrogatepass")), max_bytes)
         text = data[1:] if data.startswith("\ufeff") else data
+        surrogate = _LONE_SURROGATE.search(text)
+        if surrogate is not None:  # no UTF-8 spelling: the text did not come from bytes
+            return None, finding(
+                "P105",
+                f"the input is not valid Unicode text: lone surrogate U+{ord(surrogate.group()):04X} "
+                f"at character offset {surrogate.start()}",
+                claimed=surrogate.start(),
+            )
     else:
         if len(data) > max_bytes:
             return None, _too_large(len(data), max_bytes)
@@ -161,13 +182,16 @@ def candidate_score(value: Any) -> int:
     return NOT_A_CANDIDATE
 
 
-def _failure_potential(chunk: str) -> int:
-    """What a span that failed to parse might have been, judged by its text."""
-    if '"bench_report"' in chunk:
+_QUOTED_ANSWER_KEYS = tuple(f'"{key}"' for key in _ANSWER_KEYS)
+
+
+def _failure_potential(keys: KeyIndex, start: int, stop: int) -> int:
+    """What a span that failed to parse might have been, judged by the keys in its text."""
+    if keys.occurs('"bench_report"', start, stop):
         return ANSWER
-    if '"comparison"' in chunk or '"baseline"' in chunk:
+    if keys.occurs('"comparison"', start, stop) or keys.occurs('"baseline"', start, stop):
         return BARE_REPORT
-    if any(f'"{key}"' in chunk for key in _ANSWER_KEYS):
+    if any(keys.occurs(key, start, stop) for key in _QUOTED_ANSWER_KEYS):
         return ANSWER_LIKE
     return NOT_A_CANDIDATE
 
@@ -206,8 +230,11 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
     text, problem = decode_text(data, max_bytes=max_bytes)
     if text is None:
         return Located(None, (problem,) if problem else (), frozenset())
-    parsed, failed = _decode_spans(text, scan_objects(text), max_depth)
-    candidates = [p for p in parsed if p.score > NOT_A_CANDIDATE]
+    try:
+        spans = scan_objects(text, max_events=MAX_SCAN_EVENTS)
+    except ScanLimitExceeded as exc:
+        return Located(None, (_too_complex(text, exc),), frozenset())
+    candidates, others, failed = _decode_spans(text, spans, max_depth)
     best_score = max((c.score for c in candidates), default=NOT_A_CANDIDATE)
     # A failed span matters when nothing parsed, or when it looks like more
     # than the best thing that did (a truncated answer around a valid inner
@@ -216,7 +243,7 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
     if blocking:
         return Located(None, (_malformed(text, blocking),), frozenset())
     if not candidates:
-        return Located(None, (_nothing_found(text, parsed),), frozenset())
+        return Located(None, (_nothing_found(text, others),), frozenset())
     chosen, several = _choose(text, [c for c in candidates if c.score == best_score])
     findings = [several] if several is not None else []
     for pointer, literal, description in chosen.nonfinite:
@@ -233,47 +260,76 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
     return Located(chosen.value, tuple(findings), pointers)
 
 
-def _decode_spans(text: str, spans: list[ObjectSpan], max_depth: int) -> tuple[list[_Parsed], list[_Failed]]:
+def _decode_spans(text: str, spans: list[ObjectSpan], max_depth: int) -> tuple[list[_Parsed], int, list[_Failed]]:
     """Decode every JSON-looking span that is not inside an already decoded one.
 
-    When a span fails, the spans inside it are tried in turn (a ``{`` in the
-    header may enclose the real object).  Spans deeper than ``max_depth`` are
-    never decoded, so the total work is bounded by ``len(text) * max_depth``.
+    Returns the candidates, the number of other objects decoded, and the
+    failures.  When a span fails, the spans inside it are tried in turn (a
+    ``{`` in the header may enclose the real object), except those that hold
+    the place where it failed: the decoder parsed them as part of the outer
+    span, so they fail there again.  Spans deeper than ``max_depth`` are never
+    decoded.  Together this decodes each character a bounded number of times
+    (a few), whatever the input.
     """
-    created = [0]
-    decoder = make_decoder(created)
-    parsed: list[_Parsed] = []
+    decoder = make_decoder()
+    keys = KeyIndex(text)
+    candidates: list[_Parsed] = []
+    others = 0
     failed: list[_Failed] = []
     skip_until = -1
     open_span_tried = False  # spans open at the end of text nest in one chain
+    enclosing: list[tuple[int, int]] = []  # (stop, error offset) of failed spans around the current one
     for span in spans:
         if span.start < skip_until or (span.end is None and open_span_tried):
             continue
         if not looks_like_json(text, span.start):
             continue  # "{x}" in prose, or "{{": look inside instead
-        open_span_tried = open_span_tried or span.end is None
         stop = len(text) if span.end is None else span.end + 1
-        chunk = text[span.start : stop]
+        while enclosing and enclosing[-1][0] <= span.start:
+            enclosing.pop()
+        if any(span.start < error < stop for _, error in enclosing):
+            continue  # the same error, deeper: nothing new to learn
+        open_span_tried = open_span_tried or span.end is None
         if span.depth > max_depth:
-            failed.append(_Failed(span, span.start, f"nesting deeper than {max_depth} levels", _failure_potential(chunk)))
+            reason = f"nesting deeper than {max_depth} levels"
+            failed.append(_Failed(span, span.start, reason, _failure_potential(keys, span.start, stop)))
             skip_until = stop
             continue
-        before = created[0]
+        chunk = text[span.start : stop]
+        before = decoder.created
         try:
             value, _ = decoder.raw_decode(chunk)
         except json.JSONDecodeError as exc:
-            failed.append(_Failed(span, span.start + exc.pos, exc.msg, _failure_potential(chunk)))
+            error = span.start + exc.pos
+            failed.append(_Failed(span, error, exc.msg, _failure_potential(keys, span.start, stop)))
+            enclosing.append((stop, error))
             continue
         except RecursionError:  # only if max_depth exceeds what json can nest
-            failed.append(_Failed(span, span.start, "nesting too deep to decode", _failure_potential(chunk)))
+            reason = "nesting too deep to decode"
+            failed.append(_Failed(span, span.start, reason, _failure_potential(keys, span.start, stop)))
             skip_until = stop
             continue
         skip_until = stop
+        score = candidate_score(value)
+        if score == NOT_A_CANDIDATE:
+            others += 1
+            continue
         nonfinite = []
-        if created[0] != before:
+        if decoder.created != before:
             nonfinite = [(p, d.literal, d.description) for p, d in replace_nonfinite(value)]
-        parsed.append(_Parsed(span, value, nonfinite, candidate_score(value)))
-    return parsed, failed
+        candidates.append(_Parsed(span, value, nonfinite, score))
+    return candidates, others, failed
+
+
+def _too_complex(text: str, exc: ScanLimitExceeded) -> Finding:
+    line, column = line_column(text, exc.offset)
+    return finding(
+        "P105",
+        f"the input holds more than {exc.limit:,} brackets and strings (the limit against hostile input); "
+        f"the search for the answer stopped at line {line}, column {column}",
+        claimed=exc.offset,
+        recomputed=exc.limit,
+    )
 
 
 def _malformed(text: str, failed: list[_Failed]) -> Finding:
@@ -297,11 +353,11 @@ def _span_length(text: str, span: ObjectSpan) -> int:
     return (len(text) if span.end is None else span.end + 1) - span.start
 
 
-def _nothing_found(text: str, parsed: list[_Parsed]) -> Finding:
-    if parsed:
+def _nothing_found(text: str, others: int) -> Finding:
+    if others:
         return finding(
             "P101",
-            f"no answer object found: {len(parsed)} JSON object(s) were found, but none has a "
+            f"no answer object found: {others} JSON object(s) were found, but none has a "
             "'bench_report' key, 'comparison' and 'baseline' keys, or an answer key "
             "('worked', 'verdict', 'system_verdict', 'metrics')",
         )
@@ -314,17 +370,19 @@ def _choose(text: str, top: list[_Parsed]) -> tuple[_Parsed, Finding | None]:
 
     Identical copies (an answer pasted twice) count once and are no P103.
     """
+    if len(top) == 1:
+        return top[0], None
     distinct: dict[str, _Parsed] = {}
     for candidate in top:
         key = json.dumps(candidate.value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         distinct.pop(key, None)  # keep the later copy, in text order
         distinct[key] = candidate
     ranked = sorted(distinct.items(), key=lambda item: item[1].span.start)
-    chosen = max(ranked, key=lambda item: (_node_count(item[1].value), len(item[0]), item[1].span.start))[1]
+    chosen = max(ranked, key=lambda item: (count_nodes(item[1].value), len(item[0]), item[1].span.start))[1]
     if len(ranked) < 2:
         return chosen, None
-    lines = [line_column(text, c.span.start)[0] for _, c in ranked]
-    shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
+    lines = [line_column(text, c.span.start)[0] for _, c in ranked[:10]]
+    shown = ", ".join(map(str, lines)) + (", ..." if len(ranked) > 10 else "")
     chosen_line = line_column(text, chosen.span.start)[0]
     return chosen, finding(
         "P103",
@@ -332,15 +390,3 @@ def _choose(text: str, top: list[_Parsed]) -> tuple[_Parsed, Finding | None]:
         f"audited the most complete one, which starts at line {chosen_line}",
         claimed=len(ranked),
     )
-
-
-def _node_count(value: Any) -> int:
-    count, pending = 0, [value]
-    while pending:
-        item = pending.pop()
-        count += 1
-        if isinstance(item, dict):
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return count
