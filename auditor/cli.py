@@ -96,6 +96,11 @@ def _add_audit_arguments(audit: argparse.ArgumentParser) -> None:
     rr.add_argument("--python", help="interpreter for the experiment (default: this one)")
     rr.add_argument("--rtol", type=float, help="relative tolerance per seed (default 1e-5, 1e-2 across devices)")
     rr.add_argument("--memory", type=float, default=8.0, help="memory cap in GiB (default 8)")
+    rr.add_argument("--disk", type=float, default=2.0, help="GiB the run's copy may grow by, in RAM (default 2)")
+    rr.add_argument("--max-processes", type=_positive_int, default=1024,
+                    help="processes and threads the experiment may have (default 1024)")
+    rr.add_argument("--max-output", type=float, default=1024.0,
+                    help="MiB the experiment may print before it is killed (default 1024)")
     rr.add_argument("--unsafe-no-sandbox", action="store_true", help="run without bubblewrap (trusted code only)")
 
 
@@ -121,6 +126,9 @@ def _rerun_options(args: argparse.Namespace) -> RerunOptions | None:
         python=args.python,
         rtol=args.rtol,
         memory_bytes=int(args.memory * 1024 * MiB),
+        disk_bytes=int(args.disk * 1024 * MiB),
+        max_processes=args.max_processes,
+        output_limit_bytes=int(args.max_output * MiB),
         unsafe_no_sandbox=args.unsafe_no_sandbox,
     )
 

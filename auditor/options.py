@@ -58,7 +58,10 @@ class RerunOptions:
     python: str | None = None  # default: the interpreter running the auditor
     rtol: float | None = None  # default: 1e-5 same device kind, 1e-2 across devices
     memory_bytes: int = 8 * 1024 * MiB
-    max_output_bytes: int = 1 * MiB
+    max_output_bytes: int = 1 * MiB  # tail of stdout and of stderr kept for findings
+    output_limit_bytes: int = 1024 * MiB  # printed in all before the run is killed
+    disk_bytes: int = 2 * 1024 * MiB  # what the run's copy may grow by (a tmpfs: RAM)
+    max_processes: int = 1024  # processes and threads of the experiment
     unsafe_no_sandbox: bool = False
     # Called with a short status line as the rerun proceeds (the CLI's spinner);
     # only set when auditing in this process, as a callable does not pickle.

@@ -10,8 +10,8 @@ experiment and the device probe run in subprocesses.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ..findings import Finding, finding
@@ -22,7 +22,7 @@ from .device import DeviceUnavailable, choose_device, probe_interpreter, resolve
 from .sandbox import Outcome, SandboxUnavailable
 from .workspace import REPORT_NAME, Workspace, collect_files, copy_for_run, remove_copy, workspace_root
 
-__all__ = ["run_and_compare", "SandboxUnavailable", "DeviceUnavailable"]
+__all__ = ["DeviceUnavailable", "SandboxUnavailable", "run_and_compare"]
 
 Progress = Callable[[str], None]
 LOG_TAIL_CHARS = 1500
@@ -58,6 +58,8 @@ def _empty_record(rerun: RerunOptions) -> dict[str, Any]:
         "exit_code": None,
         "signal": None,
         "timed_out": False,
+        "output_capped": False,
+        "output_bytes": None,
         "max_rel_diff": {"baseline": None, "idea": None},
         "rtol": None,
         "claimed_device": None,
@@ -67,6 +69,8 @@ def _empty_record(rerun: RerunOptions) -> dict[str, Any]:
         "command": [],
         "python": None,
         "sandbox": "none" if rerun.unsafe_no_sandbox else "bubblewrap",
+        "sandbox_uid": None,
+        "limits": None,
     }
 
 
@@ -106,46 +110,87 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
     interpreter = probe_interpreter(python)
     device = choose_device(rerun.device, interpreter)
     argv = command.argv(python)
-    record.update(device=device.kind, torch_version=interpreter.torch_version, command=argv, python=python)
+    limits = _limits(rerun, options, device.memory_resource)
+    record.update(device=device.kind, torch_version=interpreter.torch_version, command=argv, python=python,
+                  sandbox_uid=bwrap.experiment_uid if bwrap else os.getuid(), limits=_limits_record(limits, bwrap))
     say(f"rerun: copying {len(ws.files)} file(s) to a fresh folder")
     try:
-        copy = copy_for_run(ws)
+        stage = copy_for_run(ws)
     except OSError as exc:
         return [finding("R801", f"the workspace files could not be copied for the run: {exc}", pointer="/files")]
     try:
-        env = sandbox.sandbox_env(python, copy, device.env)
-        if bwrap is not None:
-            full = sandbox.bwrap_argv(bwrap, copy_dir=copy, command=argv, env=env, keep_paths=interpreter.paths,
-                                      device_nodes=device.device_nodes)
-            env = sandbox.launcher_env()  # bwrap itself; --clearenv gives the experiment only ``env``
-        else:
-            full = argv
-        limits = sandbox.Limits(timeout=rerun.timeout, memory_bytes=rerun.memory_bytes,
-                                memory_resource=device.memory_resource, max_output_bytes=rerun.max_output_bytes)
+        experiment = sandbox.Experiment(
+            python=python, command=argv, stage=stage, report_name=REPORT_NAME, device_env=device.env,
+            device_nodes=device.device_nodes, keep_paths=interpreter.paths,
+        )
         say(f"rerun: running {' '.join(argv[1:])} on {device.kind} (timeout {rerun.timeout:g} s)")
-        outcome = sandbox.run(full, copy_dir=copy, limits=limits, env=env, sandboxed=bwrap is not None)
+        outcome = sandbox.run(bwrap, experiment, limits)
         record.update(seconds=round(outcome.seconds, 3), exit_code=outcome.exit_code, signal=outcome.signal,
-                      timed_out=outcome.timed_out)
+                      timed_out=outcome.timed_out, output_capped=outcome.output_capped,
+                      output_bytes=outcome.output_bytes)
         if not outcome.ok:
-            return [_failure_finding(outcome, rerun)]
+            return [_failure_finding(outcome, limits, bwrap)]
         say("rerun: comparing the regenerated report with the claim")
-        return _compare(document, copy, outcome, rerun, options, record)
+        return _compare(document, outcome, rerun, options, record)
     finally:
-        remove_copy(copy)
+        remove_copy(stage)
 
 
-def _failure_finding(outcome: Outcome, rerun: RerunOptions) -> Finding:
+def _limits(rerun: RerunOptions, options: AuditOptions, memory_resource: str) -> sandbox.Limits:
+    return sandbox.Limits(
+        timeout=rerun.timeout, memory_bytes=rerun.memory_bytes, memory_resource=memory_resource,
+        max_output_bytes=rerun.max_output_bytes, output_limit_bytes=rerun.output_limit_bytes,
+        disk_bytes=rerun.disk_bytes, max_processes=rerun.max_processes, max_report_bytes=options.max_bytes,
+    )
+
+
+def _limits_record(limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None) -> dict[str, Any]:
+    """The limits that actually held: None where this host or mode cannot enforce one."""
+    return {
+        "memory_bytes": limits.memory_bytes,
+        "processes": limits.max_processes if bwrap and bwrap.caps_processes else None,
+        "disk_bytes": limits.disk_bytes if bwrap and bwrap.tmpfs_size else None,
+        "file_bytes": limits.max_file_bytes,
+        "output_bytes": limits.output_limit_bytes,
+    }
+
+
+def _failure_finding(outcome: Outcome, limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None) -> Finding:
     if outcome.timed_out:
-        what = f"ran past the {rerun.timeout:g} s timeout; the whole process tree was killed"
+        what = f"ran past the {limits.timeout:g} s timeout; the whole process tree was killed"
+    elif outcome.output_capped:
+        what = (f"printed more than {_size(limits.output_limit_bytes)} (the output cap, --max-output); "
+                "the whole process tree was killed")
+    elif outcome.signal == "SIGXFSZ":
+        what = f"was killed by SIGXFSZ: a file reached the {_size(limits.max_file_bytes)} file size cap"
     elif outcome.signal:
         what = f"was killed by {outcome.signal}"
     else:
         what = f"exited with code {outcome.exit_code}"
-    tail = _log_tail(outcome)
-    if any(sign in tail for sign in ("MemoryError", "bad_alloc", "Cannot allocate memory")):
-        what += f" (the memory cap is {rerun.memory_bytes / 1024**3:g} GiB, --memory)"
+    what += _cap_hint(_log_tail(outcome), limits, bwrap)
     return finding("R803", _with_tail(f"the rerun {what} after {outcome.seconds:.1f} s", outcome),
                    pointer="/how_to_run", claimed=outcome.exit_code, recomputed=outcome.signal)
+
+
+def _cap_hint(tail: str, limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None) -> str:
+    """Which cap the run's own error messages point to, if any."""
+    hints = []
+    if any(sign in tail for sign in ("MemoryError", "bad_alloc", "Cannot allocate memory", "out of memory")):
+        hints.append(f"the memory cap is {_size(limits.memory_bytes)}, --memory")
+    if "No space left on device" in tail or "File too large" in tail:
+        disk = f"{_size(limits.disk_bytes)} on top of its files, --disk" if bwrap else "not capped unsandboxed"
+        hints.append(f"the run's copy may grow by {disk}; /tmp and /dev/shm hold "
+                     f"{_size(limits.scratch_bytes)} each; one file at most {_size(limits.max_file_bytes)}")
+    if bwrap is not None and ("Resource temporarily unavailable" in tail or "can't start new thread" in tail):
+        hints.append(f"the process cap is {limits.max_processes} processes and threads, --max-processes")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def _size(count: int) -> str:
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if count >= size:
+            return f"{count / size:g} {unit}"
+    return f"{count} bytes"
 
 
 def _log_tail(outcome: Outcome) -> str:
@@ -158,9 +203,10 @@ def _with_tail(message: str, outcome: Outcome) -> str:
     return f"{message}; output tail:\n{tail}" if tail else message
 
 
-def _rerun_report(copy: Path, outcome: Outcome, options: AuditOptions) -> tuple[dict | None, str]:
+def _rerun_report(outcome: Outcome, options: AuditOptions) -> tuple[dict | None, str]:
     """The regenerated report and where it came from, or (None, why there is none)."""
-    value, problem = compare.read_json_file(copy / REPORT_NAME, options.max_bytes)
+    value, problem = (compare.parse_json_bytes(outcome.report) if outcome.report is not None
+                      else (None, outcome.report_problem or "not written"))
     report = compare.as_report(value)
     if report is not None:
         return report, "file"
@@ -174,9 +220,9 @@ def _rerun_report(copy: Path, outcome: Outcome, options: AuditOptions) -> tuple[
     return None, problem
 
 
-def _compare(document: dict, copy: Path, outcome: Outcome, rerun: RerunOptions, options: AuditOptions,
+def _compare(document: dict, outcome: Outcome, rerun: RerunOptions, options: AuditOptions,
              record: dict[str, Any]) -> list[Finding]:
-    report, source = _rerun_report(copy, outcome, options)
+    report, source = _rerun_report(outcome, options)
     if report is None:
         message = _with_tail(f"the rerun exited 0 but {REPORT_NAME} {source}", outcome)
         return [finding("R807", message, pointer="/how_to_run")]

@@ -78,10 +78,15 @@ def read_json_file(path: Path, max_bytes: int) -> tuple[Any, str | None]:
         if info.st_size > max_bytes:
             return None, f"is {info.st_size} bytes, over the {max_bytes}-byte limit"
         data = f.read(max_bytes + 1)
+    return parse_json_bytes(data)
+
+
+def parse_json_bytes(data: bytes) -> tuple[Any, str | None]:
+    """(value, None) or (None, why) for the bytes of a JSON file."""
     try:
         return json.loads(data.decode("utf-8-sig")), None
-    except (UnicodeDecodeError, ValueError) as exc:
-        return None, f"is not valid JSON ({exc})"
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return None, f"is not valid JSON ({str(exc)[:200]})"
 
 
 def as_report(value: Any) -> dict[str, Any] | None:

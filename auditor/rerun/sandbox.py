@@ -1,38 +1,56 @@
-"""Run one command on a copy of the workspace inside bubblewrap, with limits.
+"""Run the experiment on a copy of its workspace inside bubblewrap, with limits.
 
-What the sandbox gives the experiment (see also the README's security model):
+What the sandbox gives the experiment (the README's "Security model" says the same):
 
-* its own empty network namespace (``--unshare-all``): no network, not even
-  loopback services or abstract unix sockets of the host;
-* the host's file system read-only (``--ro-bind / /``), a fresh ``/dev`` and
-  ``/proc``, and empty private tmpfs over ``/tmp``, ``/var/tmp``, ``/run``,
-  ``/home`` and ``/root`` (host sockets, other users' files); the chosen
-  interpreter's prefix and packages are bound back read-only, then the copy
-  of the workspace, the only writable host folder;
-* a pid namespace and ``--die-with-parent``: when the auditor kills bwrap on
-  timeout, or dies itself, every process of the experiment dies with it;
-* no capabilities (``--cap-drop ALL``), a new session (no terminal injection),
-  no nested user namespaces where bwrap supports ``--disable-userns``;
+* its own empty network namespace: no network, not even the host's loopback
+  services or abstract unix sockets;
+* the host's file system read-only (``--ro-bind / /``), a fresh ``/dev`` (read-only
+  but for its device nodes) and ``/proc``, and empty tmpfs over ``/tmp``, ``/var/tmp``,
+  ``/run``, ``/home``, ``/root`` and the auditor user's home (host sockets,
+  credentials, other projects); the chosen interpreter's prefix and packages are
+  bound back read-only;
+* everything it may write is a size-capped tmpfs inside the sandbox: its copy of
+  the workspace (the files' size plus ``--disk``), ``/tmp`` and ``/dev/shm``
+  (:data:`SCRATCH_BYTES` each, or ``--disk`` if smaller); the other masks are read-only; nothing it
+  writes reaches a host disk, and the report comes back through a pipe
+  (see :mod:`.supervisor`);
+* when the auditor runs as root, the experiment does not: it runs as uid/gid
+  :data:`SANDBOX_UID` (nobody) in a user namespace the auditor makes, with no
+  capabilities and no way to make further user namespaces, so root-only host
+  files (``/etc/shadow``) stay unreadable and ``RLIMIT_NPROC`` applies (root is
+  exempt from it); as another user it runs as that user, which the limit binds
+  too. The process limit counts per user namespace, so it is the sandbox's own;
+* a pid namespace and ``--die-with-parent``: when the experiment's main process
+  ends, the timeout or the output cap strikes, or the auditor dies, every
+  process it started dies with it (daemons included);
 * a cleared environment: PATH, HOME (the copy), LANG and device variables only;
-* rlimits set before bwrap starts, inherited by everything inside: memory
-  (RLIMIT_AS, or RLIMIT_DATA on GPU), file size (RLIMIT_FSIZE), no core dumps.
+* rlimits: memory (RLIMIT_AS, or RLIMIT_DATA on GPU), processes (RLIMIT_NPROC),
+  file size (RLIMIT_FSIZE), no core dumps; a wall-clock timeout; a cap on what
+  it may print (:attr:`Limits.output_limit_bytes`), of which only the tail is
+  kept in memory.
 
-Not guaranteed:
+Not guaranteed (see the README):
 
-* the number of processes is not capped: RLIMIT_NPROC counts per user across
-  the whole host and does not apply to root, so the pid namespace (killed as a
-  whole) and the wall-clock timeout are what bound a fork bomb;
-* the rest of the host file system stays readable, and what the experiment
-  prints is quoted in findings (R803/R807 show the output's tail);
-* unix sockets outside the masked folders can still be connected to (a
-  read-only mount does not stop ``connect``);
-* CPU time, disk usage of the copy (beyond the per-file cap and the timeout)
-  and GPU memory are not limited; the kernel is shared with the host.
+* the kernel is shared with the host: a kernel bug is an escape;
+* the rest of the host file system stays readable (world-readable files, and
+  all of the auditor user's own files when it is not root), and what the
+  experiment prints is quoted in findings;
+* unix sockets outside the masked folders whose permissions let the sandbox
+  user write to them can be connected to (a read-only mount does not stop
+  ``connect``);
+* CPU time is bounded only by the timeout; tmpfs and memfd memory, and other
+  kernel memory, are not counted in the memory cap; GPU memory is not capped;
+* where the host allows no user namespace for root, or bubblewrap lacks
+  ``--size``/``--perms``, the weaker fallback is recorded in the result
+  (``limits``, ``sandbox_uid``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
+import json
 import os
 import shutil
 import signal
@@ -40,31 +58,46 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AuditorError
 
 MiB = 1024 * 1024
+GiB = 1024 * MiB
+# The unprivileged user a root auditor's experiment runs as (nobody/nogroup).
+SANDBOX_UID = SANDBOX_GID = 65534
 # Host folders hidden behind empty tmpfs (with the auditor user's home): the
 # host's scratch space, service sockets (/run) and home folders (credentials,
-# other projects).
+# other projects).  Only SCRATCH_DIR stays writable.
 MASKED_DIRS = ("/tmp", "/var/tmp", "/run", "/home", "/root")
-MASK_TMPFS_BYTES = 512 * MiB
-MAX_FILE_BYTES = 1024 * MiB
+SCRATCH_DIR = "/tmp"
+SCRATCH_BYTES = 512 * MiB  # /tmp and /dev/shm, each
+READ_ONLY_MASK_BYTES = MiB
+MAX_FILE_BYTES = GiB
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 UNSAFE_HINT = "pass --unsafe-no-sandbox to run the experiment without isolation"
 INSTALL_HINT = f"install the Debian/Ubuntu package `bubblewrap` (apt-get install -y bubblewrap), or {UNSAFE_HINT}"
-# Applied by a tiny exec wrapper rather than subprocess's preexec_fn, which is
-# unsafe when the caller has threads (the CLI's spinner is one).
-_LIMITS_WRAPPER = """
-import os, resource, sys
-memory_resource, memory, file_size, *argv = sys.argv[1:]
-memory, file_size = int(memory), int(file_size)
-resource.setrlimit(getattr(resource, "RLIMIT_" + memory_resource), (memory, memory))
-resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-os.execvp(argv[0], argv)
+SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8")
+# Capabilities the supervisor needs, as root inside, to hand the copy over and drop to SANDBOX_UID.
+DROP_CAPS = ("CAP_CHOWN", "CAP_SETGID", "CAP_SETUID")
+PIPE_BYTES = MiB  # F_SETPIPE_SZ on the output pipes: fewer, larger reads
+F_SETPIPE_SZ = 1031
+# Makes a user namespace owned by root with root and SANDBOX_UID mapped, in
+# which nobody may make another one (a nested namespace could mount tmpfs of
+# any size).  The parent writes the maps; the fd is handed to bwrap --userns.
+_USERNS_HELPER = r"""
+import ctypes, sys
+if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) != 0:
+    print("unshare failed: errno %d" % ctypes.get_errno(), flush=True)
+    sys.exit(1)
+print("ready", flush=True)
+sys.stdin.readline()
+with open("/proc/sys/user/max_user_namespaces", "w") as f:
+    f.write("0")
+print("limited", flush=True)
+sys.stdin.read()
 """
 
 
@@ -74,12 +107,26 @@ class SandboxUnavailable(AuditorError):
 
 @dataclass(frozen=True)
 class Bubblewrap:
-    """A bwrap binary and the options this host supports."""
+    """A bwrap binary and how this host lets it isolate."""
 
     path: str
-    user_namespace: bool  # --unshare-user works (else root without a userns, caps dropped)
+    # "own": a user namespace the (root) auditor makes, SANDBOX_UID mapped in it;
+    # "bwrap": bwrap's --unshare-user (the auditor's uid mapped to itself);
+    # "none": no user namespace (root, or a setuid bwrap).
+    userns: str
+    drop_root: bool  # the experiment runs as SANDBOX_UID instead of root
     disable_userns: bool
     tmpfs_size: bool
+    perms: bool
+
+    @property
+    def experiment_uid(self) -> int:
+        return SANDBOX_UID if self.drop_root else os.getuid()
+
+    @property
+    def caps_processes(self) -> bool:
+        """RLIMIT_NPROC binds (it never does for uid 0)."""
+        return self.experiment_uid != 0
 
 
 @dataclass(frozen=True)
@@ -87,8 +134,30 @@ class Limits:
     timeout: float
     memory_bytes: int
     memory_resource: str = "AS"  # "AS" | "DATA"
-    max_output_bytes: int = MiB
+    max_output_bytes: int = MiB  # tail of each stream kept for findings
+    output_limit_bytes: int = GiB  # printed in all before the run is killed
     max_file_bytes: int = MAX_FILE_BYTES
+    disk_bytes: int = 2 * GiB  # what the copy may grow by
+    max_processes: int = 1024  # processes and threads
+    max_report_bytes: int = 16 * MiB
+
+    @property
+    def scratch_bytes(self) -> int:
+        """Size of /tmp and of /dev/shm: :data:`SCRATCH_BYTES`, or less with a smaller disk cap."""
+        return min(SCRATCH_BYTES, self.disk_bytes)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What to run: the command, the staged copy of the workspace, what to keep visible."""
+
+    python: str
+    command: list[str]  # [python, script, *args]
+    stage: Path  # a host folder holding the workspace's files, never written by the run
+    report_name: str
+    device_env: dict[str, str]
+    device_nodes: tuple[str, ...] = ()
+    keep_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,83 +165,192 @@ class Outcome:
     exit_code: int | None
     signal: str | None
     timed_out: bool
+    output_capped: bool  # killed for printing more than the output limit
     seconds: float
     stdout: str  # the last max_output_bytes
     stderr: str
     output_truncated: bool
+    output_bytes: int  # printed in all (stdout and stderr)
+    report: bytes | None  # the report file the run wrote, when it wrote one
+    report_problem: str | None  # why there is none ("not written", ...)
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and self.signal is None
+        return self.exit_code == 0 and not self.timed_out and not self.output_capped and self.signal is None
+
+
+# -- finding bubblewrap and what it can do here ---------------------------------------------
 
 
 @functools.lru_cache(maxsize=1)
 def find_bubblewrap() -> Bubblewrap:
-    """The host's bwrap, checked by running a sandbox once; raises :class:`SandboxUnavailable`."""
+    """The host's bwrap in the strongest mode that works, checked by running a sandbox once.
+
+    As root: our own user namespace with the sandbox user mapped (the
+    experiment runs unprivileged), else bwrap's user namespace (the experiment
+    runs as root of it: no process cap), else no user namespace (root dropped
+    to the sandbox user).  As another user: bwrap's user namespace, else a
+    setuid bwrap.  Raises :class:`SandboxUnavailable` when none works.
+    """
     path = shutil.which("bwrap")
     if path is None:
         raise SandboxUnavailable(f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}")
     try:
-        usage = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=30).stdout
+        usage = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=30, check=False).stdout
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SandboxUnavailable(f"bwrap at {path} cannot be run ({exc}): {INSTALL_HINT}") from None
+    size, perms = "--size" in usage, "--perms" in usage
+    root = os.geteuid() == 0
+    modes = [("own", True), ("bwrap", False), ("none", True)] if root else [("bwrap", False), ("none", False)]
     errors = []
-    # A user namespace first (no real capabilities inside), else plain root
-    # with every capability dropped: both keep the host read-only.
-    for user_namespace in (True, False):
-        bwrap = Bubblewrap(path, user_namespace, user_namespace and "--disable-userns" in usage, "--size" in usage)
+    for userns, drop_root in modes:
+        if drop_root and not perms:
+            continue  # the unprivileged user could not write its own /tmp
+        bwrap = Bubblewrap(path, userns, drop_root, userns == "bwrap" and "--disable-userns" in usage, size, perms)
         error = _smoke_test(bwrap)
         if error is None:
             return bwrap
         errors.append(error)
     raise SandboxUnavailable(
-        f"bubblewrap cannot create its namespaces here ({errors[-1]}); in a container, allow user "
-        f"namespaces (e.g. a seccomp profile permitting them), or {UNSAFE_HINT}"
+        f"bubblewrap cannot create its namespaces here ({errors[-1] if errors else 'no usable mode'}); in a "
+        f"container, allow user namespaces (e.g. a seccomp profile permitting them), or {UNSAFE_HINT}"
     )
 
 
 def _smoke_test(bwrap: Bubblewrap) -> str | None:
     true = shutil.which("true") or "/bin/true"
-    argv = bwrap_argv(bwrap, copy_dir=Path("/"), command=[true], env={}, keep_paths=(), device_nodes=(),
-                      writable=False)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        with _user_namespace(bwrap) as userns_fd:
+            argv = bwrap_argv(bwrap, userns_fd=userns_fd, command=[true], env={}, keep_paths=(), device_nodes=())
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+                                  pass_fds=_fds(userns_fd), check=False)
+    except (OSError, subprocess.TimeoutExpired, SandboxUnavailable) as exc:
         return str(exc)
     return None if done.returncode == 0 else (done.stderr.strip() or f"exit code {done.returncode}")
+
+
+@contextlib.contextmanager
+def _user_namespace(bwrap: Bubblewrap | None) -> Iterator[int | None]:
+    """An fd on a fresh user namespace for ``--userns`` in "own" mode, else None."""
+    if bwrap is None or bwrap.userns != "own":
+        yield None
+        return
+    fd = _make_user_namespace()
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _make_user_namespace() -> int:
+    helper = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _USERNS_HELPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env={"PATH": SYSTEM_PATH}, text=True,
+    )
+    assert helper.stdin is not None and helper.stdout is not None
+    try:
+        said = helper.stdout.readline().strip()
+        if said != "ready":
+            raise SandboxUnavailable(f"cannot make a user namespace: {said or 'the helper died'}")
+        mapping = f"0 0 1\n{SANDBOX_UID} {SANDBOX_UID} 1\n"
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{helper.pid}/{name}", "w") as f:
+                f.write(mapping)
+        helper.stdin.write("maps written\n")
+        helper.stdin.flush()
+        if helper.stdout.readline().strip() != "limited":
+            raise SandboxUnavailable("cannot forbid nested user namespaces in the sandbox's user namespace")
+        return os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SandboxUnavailable(f"cannot set up the sandbox's user namespace: {exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            helper.stdin.close()
+        try:
+            helper.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            helper.kill()
+            helper.wait()
+        helper.stdout.close()
+        if helper.stderr is not None:
+            helper.stderr.close()
+
+
+def _fds(*fds: int | None) -> tuple[int, ...]:
+    return tuple(fd for fd in fds if fd is not None)
+
+
+# -- the bwrap command line -------------------------------------------------------------------
 
 
 def bwrap_argv(
     bwrap: Bubblewrap,
     *,
-    copy_dir: Path,
+    userns_fd: int | None,
     command: list[str],
     env: dict[str, str],
     keep_paths: tuple[str, ...],
     device_nodes: tuple[str, ...],
-    writable: bool = True,
+    stage: Path | None = None,
+    work: str | None = None,
+    work_bytes: int = 0,
+    scratch_bytes: int = SCRATCH_BYTES,
 ) -> list[str]:
-    """The bwrap command line; order matters: later mounts go on top of earlier ones."""
-    argv = [bwrap.path, "--unshare-all"]
-    if bwrap.user_namespace:
-        argv.append("--unshare-user")
-        if bwrap.disable_userns:
-            argv.append("--disable-userns")
+    """The bwrap command line; order matters: later mounts go on top of earlier ones.
+
+    With ``work``, ``stage`` (host) is bound read-only at ``work + ".in"`` and
+    ``work`` is a fresh tmpfs of ``work_bytes`` for the supervisor to copy it into.
+    """
+    argv = [bwrap.path, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    if bwrap.userns == "own":
+        argv += ["--userns", str(userns_fd)]
+    elif bwrap.userns == "bwrap":
+        argv += ["--unshare-user"] + (["--disable-userns"] if bwrap.disable_userns else [])
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    for cap in DROP_CAPS if bwrap.drop_root else ():
+        argv += ["--cap-add", cap]
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += _tmpfs(bwrap, "/dev/shm", scratch_bytes, "1777") + ["--remount-ro", "/dev"]
     masks = masked_dirs()
     for mask in masks:
-        argv += (["--size", str(MASK_TMPFS_BYTES)] if bwrap.tmpfs_size else []) + ["--tmpfs", mask]
+        scratch = mask == SCRATCH_DIR
+        argv += _tmpfs(bwrap, mask, scratch_bytes if scratch else READ_ONLY_MASK_BYTES, "1777" if scratch else None)
+    made: set[str] = set()
     for path in hidden_keep_paths(keep_paths, masks):
-        argv += ["--ro-bind", path, path]
+        argv += _parents(path, masks, made) + ["--ro-bind", path, path]
     for node in device_nodes:
         argv += ["--dev-bind", node, node]
-    if writable:
-        argv += ["--bind", str(copy_dir), str(copy_dir)]
-    argv += ["--chdir", str(copy_dir), "--clearenv"]
+    if work is not None and stage is not None:
+        argv += _parents(work + ".in", masks, made) + ["--ro-bind", str(stage), work + ".in"]
+        argv += _parents(work, masks, made) + _tmpfs(bwrap, work, work_bytes, "0700")
+    for mask in masks:
+        if mask != SCRATCH_DIR:
+            argv += ["--remount-ro", mask]
+    argv += ["--chdir", "/", "--clearenv"]
     for name, value in env.items():
         argv += ["--setenv", name, value]
     return argv + ["--", *command]
+
+
+def _tmpfs(bwrap: Bubblewrap, path: str, size: int, perms: str | None) -> list[str]:
+    args = ["--perms", perms] if perms and bwrap.perms else []
+    if bwrap.tmpfs_size:
+        args += ["--size", str(size)]
+    return args + ["--tmpfs", path]
+
+
+def _parents(path: str, masks: tuple[str, ...], made: set[str]) -> list[str]:
+    """``--dir`` for the folders between a mask and ``path``: bwrap would make them 0700."""
+    mask = next((m for m in masks if m != path and _under(path, m)), None)
+    if mask is None:
+        return []
+    args, current = [], mask
+    for part in Path(path).relative_to(mask).parts[:-1]:
+        current = os.path.join(current, part)
+        if current not in made:
+            made.add(current)
+            args += ["--dir", current]
+    return args
 
 
 def masked_dirs() -> tuple[str, ...]:
@@ -197,11 +375,11 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def sandbox_env(python: str, copy_dir: Path, device_env: dict[str, str]) -> dict[str, str]:
+def sandbox_env(python: str, home: str, device_env: dict[str, str]) -> dict[str, str]:
     """The only variables the experiment sees: no tokens or credentials pass."""
     return {
         "PATH": f"{os.path.dirname(python)}:{SYSTEM_PATH}",
-        "HOME": str(copy_dir),
+        "HOME": home,
         "LANG": os.environ.get("LANG", "C.UTF-8"),
         **device_env,
     }
@@ -212,49 +390,132 @@ def launcher_env() -> dict[str, str]:
     return {"PATH": SYSTEM_PATH}
 
 
-def run(argv: list[str], *, copy_dir: Path, limits: Limits, env: dict[str, str], sandboxed: bool) -> Outcome:
-    """Run ``argv`` (a bwrap command line, or the bare command when unsandboxed) in ``copy_dir``.
+def work_dir(bwrap: Bubblewrap | None, stage: Path) -> str:
+    """Where the experiment runs: a tmpfs under the sandbox's /tmp, or the stage itself unsandboxed."""
+    return f"{SCRATCH_DIR}/{stage.name}" if bwrap is not None else str(stage)
 
-    The wall-clock timeout kills the process group; with bwrap that takes the
-    pid namespace, hence every descendant, down with it.
+
+def tmpfs_bytes(stage: Path, disk_bytes: int) -> int:
+    """Size of the copy's tmpfs: the staged files in whole pages, plus ``disk_bytes``."""
+    total = MiB
+    for folder, dirnames, filenames in os.walk(stage):
+        total += 4096 * (len(dirnames) + 1)
+        for name in filenames:
+            total += -(-os.lstat(os.path.join(folder, name)).st_size // 4096) * 4096 + 4096
+    return total + disk_bytes
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def run(bwrap: Bubblewrap | None, experiment: Experiment, limits: Limits) -> Outcome:
+    """Run ``experiment`` (sandboxed unless ``bwrap`` is None) and collect what it left.
+
+    The timeout and the output cap kill the process group; with bwrap that
+    takes the pid namespace, hence every descendant, down with it.
     """
-    wrapped = [sys.executable, "-I", "-S", "-c", _LIMITS_WRAPPER, limits.memory_resource,
-               str(limits.memory_bytes), str(limits.max_file_bytes), *argv]
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        wrapped, cwd=copy_dir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True,
-    )
-    stdout = _TailReader(proc.stdout, limits.max_output_bytes)
-    stderr = _TailReader(proc.stderr, limits.max_output_bytes)
+    work = work_dir(bwrap, experiment.stage)
+    env = sandbox_env(experiment.python, work, experiment.device_env)
+    read_end, write_end = os.pipe()
+    try:
+        with _user_namespace(bwrap) as userns_fd:
+            config = {
+                "stage": work + ".in" if bwrap else work, "work": work, "report_fd": write_end,
+                "report_name": experiment.report_name, "max_report_bytes": limits.max_report_bytes,
+                "uid": SANDBOX_UID if bwrap and bwrap.drop_root else None, "gid": SANDBOX_GID,
+                "memory_resource": limits.memory_resource, "memory_bytes": limits.memory_bytes,
+                "max_file_bytes": limits.max_file_bytes,
+                # Unsandboxed, RLIMIT_NPROC would count the user's every process on the host.
+                "max_processes": limits.max_processes if bwrap else 0,
+            }
+            argv = [experiment.python, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--", *experiment.command]
+            launch_env = env
+            if bwrap is not None:
+                argv = bwrap_argv(bwrap, userns_fd=userns_fd, command=argv, env=env,
+                                  keep_paths=experiment.keep_paths, device_nodes=experiment.device_nodes,
+                                  stage=experiment.stage, work=work,
+                                  work_bytes=tmpfs_bytes(experiment.stage, limits.disk_bytes),
+                                  scratch_bytes=limits.scratch_bytes)
+                launch_env = launcher_env()  # bwrap itself; --clearenv gives the experiment only ``env``
+            start = time.monotonic()
+            proc = subprocess.Popen(
+                argv, cwd="/" if bwrap else experiment.stage, env=launch_env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                pass_fds=_fds(write_end, userns_fd),
+            )
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return _watch(proc, start, read_end, limits, sandboxed=bwrap is not None)
+
+
+def _watch(proc: subprocess.Popen, start: float, channel_fd: int, limits: Limits, *, sandboxed: bool) -> Outcome:
+    killer = _GroupKiller(proc)
+    budget = _OutputBudget(limits.output_limit_bytes, killer.kill)
+    stdout = _TailReader(proc.stdout, limits.max_output_bytes, budget)
+    stderr = _TailReader(proc.stderr, limits.max_output_bytes, budget)
+    channel = _ChannelReader(channel_fd, limits.max_report_bytes + 4096)
     timed_out = False
     try:
         proc.wait(timeout=limits.timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(proc)
+        killer.kill()
     except BaseException:  # interrupted (Ctrl-C): leave nothing running
-        _kill_group(proc)
+        killer.kill()
         raise
     finally:
         proc.wait()
+        killer.reaped()
     if not sandboxed:
         # Unsandboxed, background children survive their parent; with bwrap
         # the pid namespace already died with the command.
         _kill_group(proc)
     seconds = time.monotonic() - start
-    stdout.join()
-    stderr.join()
+    for reader in (stdout, stderr, channel):
+        reader.join()
     code = proc.returncode
+    capped = budget.exceeded and not timed_out
+    killed = timed_out or capped
+    started, report, problem, setup_error = _parse_channel(channel.data)
+    if setup_error is not None:
+        raise SandboxUnavailable(f"the sandbox could not be prepared: {setup_error}")
+    if sandboxed and not started and not killed:
+        raise SandboxUnavailable(f"bubblewrap failed before the experiment started: {_last_line(stderr.text())}")
     return Outcome(
-        exit_code=None if timed_out or code < 0 else code,
-        signal=_signal_name(code, sandboxed=sandboxed) if not timed_out else "SIGKILL",
+        exit_code=None if killed or code < 0 else code,
+        signal="SIGKILL" if killed else _signal_name(code),
         timed_out=timed_out,
+        output_capped=capped,
         seconds=seconds,
         stdout=stdout.text(),
         stderr=stderr.text(),
         output_truncated=stdout.truncated or stderr.truncated,
+        output_bytes=budget.total,
+        report=report,
+        report_problem=problem,
     )
+
+
+def _parse_channel(data: bytes) -> tuple[bool, bytes | None, str | None, str | None]:
+    """(started, report bytes, why there is no report, setup error) from the supervisor's pipe."""
+    started = data.startswith(b"AUDITOR-STARTED\n")
+    rest = data[len(b"AUDITOR-STARTED\n"):] if started else data
+    header, _, body = rest.partition(b"\n")
+    text = header.decode("utf-8", errors="replace")
+    if text.startswith("AUDITOR-SETUP "):
+        return started, None, None, text[len("AUDITOR-SETUP "):]
+    if text.startswith("AUDITOR-REPORT "):
+        status = text[len("AUDITOR-REPORT "):]
+        return started, (body if status == "ok" else None), (None if status == "ok" else status), None
+    return started, None, "was not received: the run ended before its supervisor could send it", None
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:500] if lines else "no message"
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -264,9 +525,27 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _signal_name(code: int, *, sandboxed: bool) -> str | None:
-    """The signal that ended the command: negative codes, or bwrap's 128 + signal."""
-    number = -code if code < 0 else (code - 128 if sandboxed and 128 < code < 128 + 65 else None)
+class _GroupKiller:
+    """Kills the run's process group from any thread, never after its leader was reaped."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self._proc = proc
+        self._lock = threading.Lock()
+        self._reaped = False
+
+    def kill(self) -> None:
+        with self._lock:
+            if not self._reaped:
+                _kill_group(self._proc)
+
+    def reaped(self) -> None:
+        with self._lock:
+            self._reaped = True
+
+
+def _signal_name(code: int) -> str | None:
+    """The signal that ended the command: negative codes, or the supervisor's 128 + signal."""
+    number = -code if code < 0 else (code - 128 if 128 < code < 128 + 65 else None)
     if number is None:
         return None
     try:
@@ -275,18 +554,39 @@ def _signal_name(code: int, *, sandboxed: bool) -> str | None:
         return f"signal {number}"
 
 
-class _TailReader:
-    """Drain a pipe in a thread, keeping only its last ``limit`` bytes."""
+class _OutputBudget:
+    """Bytes printed on stdout and stderr together; past ``limit`` the run is killed."""
 
-    def __init__(self, pipe, limit: int) -> None:  # type: ignore[no-untyped-def]
-        self._pipe, self._limit = pipe, limit
+    def __init__(self, limit: int, on_exceeded) -> None:  # type: ignore[no-untyped-def]
+        self.limit, self.total, self.exceeded = limit, 0, False
+        self._on_exceeded = on_exceeded
+        self._lock = threading.Lock()
+
+    def spend(self, count: int) -> None:
+        with self._lock:
+            self.total += count
+            fire = self.total > self.limit and not self.exceeded
+            self.exceeded = self.exceeded or fire
+        if fire:
+            self._on_exceeded()
+
+
+class _TailReader:
+    """Drain a pipe in a thread, keeping only its last ``limit`` bytes (memory stays bounded)."""
+
+    def __init__(self, pipe, limit: int, budget: _OutputBudget) -> None:  # type: ignore[no-untyped-def]
+        self._pipe, self._limit, self._budget = pipe, limit, budget
         self._buffer = bytearray()
         self.truncated = False
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(pipe.fileno(), F_SETPIPE_SZ, PIPE_BYTES)
         self._thread = threading.Thread(target=self._drain, daemon=True)
         self._thread.start()
 
     def _drain(self) -> None:
-        while chunk := self._pipe.read1(65536):
+        fd = self._pipe.fileno()
+        while chunk := os.read(fd, PIPE_BYTES):
+            self._budget.spend(len(chunk))
             self._buffer += chunk
             if len(self._buffer) > self._limit:
                 del self._buffer[: len(self._buffer) - self._limit]
@@ -300,3 +600,31 @@ class _TailReader:
 
     def text(self) -> str:
         return bytes(self._buffer).decode("utf-8", errors="replace")
+
+
+class _ChannelReader:
+    """The supervisor's pipe: at most ``limit`` bytes kept, the rest drained and dropped."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self._fd, self._limit = fd, limit
+        self._chunks: list[bytes] = []
+        self._kept = 0
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self._fd, 65536):
+                if self._kept < self._limit:
+                    chunk = chunk[: self._limit - self._kept]
+                    self._chunks.append(chunk)
+                    self._kept += len(chunk)
+        finally:
+            os.close(self._fd)
+
+    def join(self) -> None:
+        self._thread.join(timeout=5)
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self._chunks)

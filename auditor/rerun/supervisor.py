@@ -1,0 +1,167 @@
+"""The first process inside the sandbox: prepares the copy, drops privileges, runs the experiment.
+
+This file is not imported by the auditor: its source is handed to the
+*chosen* interpreter (``python -I -S -c``), inside bubblewrap, so it may use
+the standard library only and must run on any Python 3.8+.  Its steps:
+
+1. copy the workspace from the read-only staging folder into the run's
+   size-capped tmpfs (the experiment never writes to a host disk);
+2. when the sandbox was entered as root, hand the copy to the unprivileged
+   sandbox user and switch to it (no capabilities left, so ``RLIMIT_NPROC``
+   applies and root-only host files stay unreadable);
+3. set the limits (memory, process count, file size, no core dumps);
+4. run the experiment as a child and wait for it; when it ends the sandbox
+   ends, and every process it left behind is killed with the pid namespace;
+5. send the report the experiment wrote through a pipe to the auditor
+   (the copy disappears with the sandbox), then exit with the child's status
+   (128 + N when a signal N killed it).
+
+Everything it says to the auditor goes through that pipe: ``AUDITOR-STARTED``
+once the sandbox is ready, then a header line ``AUDITOR-REPORT <status>``
+followed by the report's bytes; or only ``AUDITOR-SETUP <error>`` when the
+sandbox itself could not be prepared.
+"""
+
+import json
+import os
+import resource
+import shutil
+import stat
+import sys
+
+SETUP_FAILED = 125
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    command = sys.argv[3:]  # after the "--" separator
+    channel = os.fdopen(config["report_fd"], "wb", buffering=0)
+    try:
+        _not_dumpable()
+        if config["stage"] != config["work"]:
+            _copy_tree(config["stage"], config["work"])
+        if config["uid"] is not None:
+            _hand_over(config["work"], config["uid"], config["gid"])
+        _set_limits(config)
+        if config["uid"] is not None:
+            _drop_privileges(config["uid"], config["gid"])
+        os.chdir(config["work"])
+        os.set_inheritable(channel.fileno(), False)
+    except Exception as exc:  # noqa: BLE001 -- any failure here is the sandbox's, not the experiment's
+        _send(channel, f"AUDITOR-SETUP {type(exc).__name__}: {exc}", b"")
+        os._exit(SETUP_FAILED)
+    _send(channel, "AUDITOR-STARTED", b"", close=False)
+    status = _run(command)
+    _export_report(channel, os.path.join(config["work"], config["report_name"]), config["max_report_bytes"])
+    os._exit(_exit_code(status))
+
+
+def _not_dumpable() -> None:
+    """Keep the experiment (same uid) out of /proc/<this>/fd: the report pipe is ours."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except Exception:  # noqa: BLE001, S110 -- best effort: no ctypes, no prctl
+        pass
+
+
+def _copy_tree(source: str, target: str) -> None:
+    for folder, dirnames, filenames in os.walk(source):
+        relative = os.path.relpath(folder, source)
+        here = target if relative == "." else os.path.join(target, relative)
+        os.makedirs(here, exist_ok=True)
+        for name in filenames:
+            path = os.path.join(folder, name)
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                shutil.copyfile(path, os.path.join(here, name), follow_symlinks=False)
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(folder, d))]
+
+
+def _hand_over(work: str, uid: int, gid: int) -> None:
+    # Bottom up: root here has no DAC override, so a folder stays open to it
+    # only while root still owns it.
+    for folder, dirnames, filenames in os.walk(work, topdown=False):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(folder, name), uid, gid)
+    os.lchown(work, uid, gid)
+
+
+def _set_limits(config: dict) -> None:
+    memory = config["memory_bytes"]
+    resource.setrlimit(getattr(resource, "RLIMIT_" + config["memory_resource"]), (memory, memory))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (config["max_file_bytes"], config["max_file_bytes"]))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if config["max_processes"]:
+        resource.setrlimit(resource.RLIMIT_NPROC, (config["max_processes"], config["max_processes"]))
+
+
+def _drop_privileges(uid: int, gid: int) -> None:
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    try:
+        os.setuid(0)
+    except OSError:
+        return
+    raise RuntimeError(f"root could be regained after dropping to uid {uid}")
+
+
+def _run(command: list) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execv(command[0], command)
+        except OSError as exc:
+            message = f"auditor sandbox: cannot execute {command[0]} as uid {os.getuid()}: {exc}\n"
+            os.write(2, message.encode("utf-8", "replace"))
+        os._exit(127)
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:
+            continue
+
+
+def _exit_code(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+
+
+def _export_report(channel, path: str, limit: int) -> None:
+    data = b""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        status = "not written"
+    except OSError as exc:
+        status = f"cannot be opened ({exc.strerror})"
+    else:
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                status = "is not a regular file"
+            elif info.st_size > limit:
+                status = f"is {info.st_size} bytes, over the {limit}-byte limit"
+            else:
+                data = f.read(limit + 1)
+                status = "ok" if len(data) <= limit else f"is over the {limit}-byte limit"
+                data = data if status == "ok" else b""
+    _send(channel, "AUDITOR-REPORT " + status, data)
+
+
+def _send(channel, header: str, data: bytes, close: bool = True) -> None:
+    message = header.replace("\n", " ").encode("utf-8", "replace") + b"\n" + data
+    try:
+        view = memoryview(message)
+        while view:
+            view = view[channel.write(view):]
+        if close:
+            channel.close()
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    main()
