@@ -53,6 +53,7 @@ FORMATS: dict[str, str] = {
     "sarif": "auditor.formats.sarif",
     "junit": "auditor.formats.junit",
     "github": "auditor.formats.github",
+    "html": "auditor.formats.html",
 }
 
 
