@@ -79,6 +79,8 @@ def _add_audit_arguments(audit: argparse.ArgumentParser) -> None:
     batch.add_argument("--include", type=_globs, action="extend", help="file globs (default *.txt,*.md,*.json)")
     batch.add_argument("--exclude", type=_globs, action="extend", help="globs of files or folders to skip")
     batch.add_argument("--jobs", "-j", type=_positive_int, help="parallel processes (default: cores; 1 with --rerun)")
+    batch.add_argument("--dask", metavar="ADDRESS|local",
+                       help="audit (and rerun) on a dask.distributed cluster: a scheduler address, or local")
     batch.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     batch.add_argument("--statistics", action="store_true", help="count findings per rule (text format)")
     batch.add_argument("--resume", action="store_true", help="skip sources already in the --output jsonl file")

@@ -20,9 +20,10 @@ from typing import Callable, Iterator, Sequence
 
 from .audit import AuditResult
 from .baseline import Baseline
-from .batch import AuditPool, Task, atomic_write, cross_check, resume_from
+from .batch import Task, atomic_write, cross_check, resume_from
 from .config import Settings
 from .errors import UsageError
+from .executors import make_pool
 from .findings import Finding
 from .formats import Run, writer
 from .formats.jsonl import Stream
@@ -72,12 +73,12 @@ def _audit(
     jobs = args.jobs or (1 if rerun is not None else os.cpu_count() or 1)
     out: dict[str, AuditResult] = {}
     # Reruns in this process report their progress to a spinner; worker processes cannot.
-    spin = rerun is not None and jobs == 1 and wanted(quiet=args.quiet)
+    spin = rerun is not None and jobs == 1 and not args.dask and wanted(quiet=args.quiet)
     with rerun_spinner(enabled=spin) as say:
         if say is not None:
             rerun = replace(rerun, progress=say)  # type: ignore[arg-type]
         # The pool is entered first: its worker processes fork before the progress bar starts a thread.
-        with AuditPool(tasks, jobs=jobs, rerun=rerun) as pool, progress_bar(
+        with make_pool(tasks, jobs=jobs, rerun=rerun, dask=args.dask) as pool, progress_bar(
             len(tasks), enabled=wanted(quiet=args.quiet) and not spin
         ) as advance:
             for _, result in pool.completed():
