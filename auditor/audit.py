@@ -7,13 +7,14 @@ findings from every selected check rule -> status.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from .context import AuditContext
 from .findings import Finding, Severity, check_rules, finding, matches
 from .model import arm_view
 from .options import AuditOptions, RerunOptions
-from .stats import recompute
+from .stats import NonFiniteStatistics, recompute
 
 STATUS_PASS, STATUS_FAIL, STATUS_ERROR = "pass", "fail", "error"
 
@@ -114,15 +115,19 @@ def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[Audi
             )
         )
     else:
-        recomputed = recompute(
-            baseline.per_seed,
-            idea.per_seed,
-            lower_is_better=report.lower_is_better,
-            alpha=options.alpha,
-            exact_max_n=options.exact_max_n,
-            resamples=options.mc_resamples,
-            seed=options.random_seed,
-        )
+        try:
+            recomputed = recompute(
+                baseline.per_seed,
+                idea.per_seed,
+                lower_is_better=report.lower_is_better,
+                alpha=options.alpha,
+                exact_max_n=options.exact_max_n,
+                resamples=options.mc_resamples,
+                seed=options.random_seed,
+            )
+        except NonFiniteStatistics as exc:  # the schema's bound on per-seed values prevents this
+            message = f"{exc}; the paired statistics were not recomputed"
+            problems.append(finding("S201", message, pointer=baseline.stats_pointer + "/per_seed"))
     ctx = AuditContext(
         document=document,
         answer=answer,
@@ -136,6 +141,11 @@ def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[Audi
     return ctx, problems
 
 
+# Findings one check rule may report for one answer; a rule is a generator, so
+# the rest is not even computed (a config with 100,000 differing keys).
+MAX_FINDINGS_PER_RULE = 100
+
+
 def run_checks(ctx: AuditContext) -> list[Finding]:
     findings: list[Finding] = []
     for rule in check_rules():
@@ -143,7 +153,18 @@ def run_checks(ctx: AuditContext) -> list[Finding]:
             continue
         if ctx.options.ignore and matches(rule.code, ctx.options.ignore):
             continue
-        findings.extend(rule.check(ctx))  # type: ignore[misc]
+        found = list(islice(rule.check(ctx), MAX_FINDINGS_PER_RULE + 1))  # type: ignore[misc]
+        if len(found) > MAX_FINDINGS_PER_RULE:
+            last = found[MAX_FINDINGS_PER_RULE - 1]
+            found[MAX_FINDINGS_PER_RULE:] = [
+                finding(
+                    rule.code,
+                    f"more {rule.code} findings were not listed (at most {MAX_FINDINGS_PER_RULE} per rule and answer)",
+                    pointer=last.pointer,
+                    severity=last.severity,
+                )
+            ]
+        findings.extend(found)
     return findings
 
 
@@ -166,7 +187,7 @@ def audit_document(
     from .schema import validate
 
     findings = list(prior or [])
-    all_schema_findings = validate(document)
+    all_schema_findings = validate(document, max_items=options.max_seeds)
     schema_findings = [f for f in all_schema_findings if f.pointer not in nonfinite_pointers]
     findings.extend(schema_findings)
     # A null left by a NaN in a required field is not reported twice, but it
@@ -234,12 +255,72 @@ def audit_path(
     source: str | None = None,
     rerun: RerunOptions | None = None,
 ) -> AuditResult:
-    """Audit the transcript at ``path`` (``-`` reads stdin)."""
+    """Audit the transcript at ``path`` (``-`` reads stdin).
+
+    Never raises for an unexpected internal error: the result is then an
+    ``error`` with rule X000 alone, and the traceback goes to a log file whose
+    path the finding's message gives (see :func:`internal_error`).
+    """
     from .transcript import read_source
 
     options = options or AuditOptions()
-    data, problem = read_source(path, max_bytes=options.max_bytes)
-    if problem is not None:
-        return finish(source or path, [problem], options, recomputed=None)
-    transcript_path = None if path == "-" else path
-    return audit_bytes(data, source or path, options, rerun=rerun, transcript_path=transcript_path)
+    try:
+        data, problem = read_source(path, max_bytes=options.max_bytes)
+        if problem is not None:
+            return finish(source or path, [problem], options, recomputed=None)
+        transcript_path = None if path == "-" else path
+        return audit_bytes(data, source or path, options, rerun=rerun, transcript_path=transcript_path)
+    except Exception as exc:  # noqa: BLE001 -- the one top-level handler per transcript
+        return internal_error(source or path, exc)
+
+
+LOG_DIR_NAME = "auditor-logs"
+
+
+def internal_error(source: str, exc: BaseException) -> AuditResult:
+    """The ``error`` result for an exception the auditor raised on ``source`` (rule X000).
+
+    The traceback is written to a new file under ``<tempdir>/auditor-logs/``;
+    the finding's message names the exception and that file.  Selection and
+    severity options do not apply: an internal error is always reported.
+    """
+    import traceback
+
+    from . import __version__
+
+    summary = f"{type(exc).__name__}: {exc}"
+    if len(summary) > 200:
+        summary = summary[:197] + "..."
+    report = (
+        f"auditor {__version__} internal error while auditing {source!r}\n\n"
+        + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    )
+    log_path, log_problem = _write_log(report)
+    where = f"the traceback is in {log_path}" if log_path else f"the traceback could not be written ({log_problem})"
+    message = (
+        f"internal error: {summary} -- this is a bug in the auditor, not necessarily in the answer; "
+        f"please report it with the transcript ({where})"
+    )
+    return AuditResult(
+        source=source,
+        status=STATUS_ERROR,
+        findings=(finding("X000", message, claimed=type(exc).__name__),),
+        recomputed=None,
+        extra={"log": log_path} if log_path else {},
+    )
+
+
+def _write_log(text: str) -> tuple[str | None, str | None]:
+    """Write ``text`` to a new log file; (its path, None) or (None, why not)."""
+    import os
+    import tempfile
+
+    try:
+        folder = os.path.join(tempfile.gettempdir(), LOG_DIR_NAME)
+        os.makedirs(folder, exist_ok=True)
+        handle, path = tempfile.mkstemp(prefix="auditor-x000-", suffix=".log", dir=folder, text=True)
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
+            stream.write(text)
+        return path, None
+    except OSError as exc:
+        return None, f"{type(exc).__name__}: {exc}"

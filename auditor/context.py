@@ -3,6 +3,7 @@ the recomputed statistics and the options."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,9 +40,10 @@ class AuditContext:
     def lower_is_better(self) -> bool:
         return self.report.lower_is_better
 
-    @property
+    @functools.cached_property
     def claimed_verdict(self) -> Verdict | None:
-        return classify_verdict(self.report.comparison.verdict)
+        """The comparison verdict classified by its words (its first ``max_prose_chars`` characters)."""
+        return classify_verdict(self.report.comparison.verdict[: self.options.max_prose_chars])
 
     def arms(self) -> tuple[ArmView, ArmView]:
         return (self.baseline, self.idea)

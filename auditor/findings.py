@@ -194,6 +194,7 @@ _RULE_MODULES = (
     "auditor.rules.effect",
     "auditor.rules.rerun",
     "auditor.rules.cross",
+    "auditor.rules.internal",
 )
 
 

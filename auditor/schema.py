@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError
-from referencing import Registry, Resource
+from jsonschema import Draft202012Validator, ValidationError, validators
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
 
 from .findings import Finding, finding
 from .model import Answer, BenchReport, TunedArm, join_pointer
@@ -30,6 +32,8 @@ SUPPORTED_BENCH_VERSIONS = frozenset({1})
 ANSWER_SCHEMA = "answer.schema.json"
 BENCH_REPORT_SCHEMA = "bench_report.schema.json"
 _CLAIMED_MAX_CHARS = 80
+# Findings of one rule (S201, S203) listed per answer; the rest are summed up in one.
+MAX_LISTED_FINDINGS = 100
 
 
 # --------------------------------------------------------------------------- loading
@@ -58,14 +62,62 @@ def strict_copy(schema: Any) -> Any:
 
 
 @functools.cache
-def _validator(name: str, *, strict: bool) -> Draft202012Validator:
+def _validator(name: str, *, strict: bool, max_items: int | None = None) -> Draft202012Validator:
     schemas = {n: load_schema(n) for n in (ANSWER_SCHEMA, BENCH_REPORT_SCHEMA)}
     if strict:
         schemas = {n: strict_copy(s) for n, s in schemas.items()}
+    # jsonschema switches to the class registered for a subschema's "$schema"
+    # when it follows a $ref into it; without the key it stays on ours.
+    schemas = {n: {k: v for k, v in s.items() if k != "$schema"} for n, s in schemas.items()}
     registry: Registry = Registry().with_resources(
-        (schema["$id"], Resource.from_contents(schema)) for schema in schemas.values()
+        (schema["$id"], DRAFT202012.create_resource(schema)) for schema in schemas.values()
     )
-    return Draft202012Validator(schemas[name], registry=registry)
+    return _validator_class(max_items)(schemas[name], registry=registry)
+
+
+@functools.cache
+def _validator_class(max_items: int | None) -> type[Draft202012Validator]:
+    """Draft 2020-12 with a bounded ``items``: an array of more than ``max_items``
+    items is one error (reported like ``maxItems``) instead of being validated
+    item by item, and a list of plain numbers is checked in one fast pass.
+
+    jsonschema spends tens of microseconds per item, so a 16 MiB per-seed list
+    would take minutes; the limit keeps validation time bounded for any input,
+    and since any error stops the audit, unvalidated items never reach the models.
+    """
+    validate_items = Draft202012Validator.VALIDATORS["items"]
+
+    def items(validator: Any, item_schema: Any, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+        if max_items is not None and validator.is_type(instance, "array") and len(instance) > max_items:
+            yield ValidationError(
+                f"holds {len(instance):,} items, more than the limit of {max_items:,}",
+                validator="maxItems",
+                validator_value=max_items,
+            )
+            return
+        if _all_bounded_numbers(item_schema, instance):
+            return
+        yield from validate_items(validator, item_schema, instance, schema)
+
+    return validators.extend(Draft202012Validator, {"items": items})
+
+
+_NUMBER_ITEM_KEYS = frozenset({"type", "minimum", "maximum", "description"})
+
+
+def _all_bounded_numbers(item_schema: Any, instance: Any) -> bool:
+    """True when ``item_schema`` only asks for a number within bounds and every item is one.
+
+    A fast path for per-seed lists (tens of nanoseconds per item instead of
+    tens of microseconds); anything else, or any item that fails, goes the
+    general way so that every error is reported exactly as jsonschema would.
+    """
+    if not isinstance(item_schema, dict) or item_schema.get("type") != "number" or not isinstance(instance, list):
+        return False
+    if not _NUMBER_ITEM_KEYS.issuperset(item_schema):
+        return False
+    low, high = item_schema.get("minimum", -math.inf), item_schema.get("maximum", math.inf)
+    return all((type(x) is float or type(x) is int) and low <= x <= high for x in instance)
 
 
 # --------------------------------------------------------------------------- validating
@@ -87,8 +139,13 @@ def is_answer(document: dict[str, Any]) -> bool:
     return not looks_like_report and any(key in document for key in _ANSWER_ONLY_KEYS)
 
 
-def validate(document: Any) -> list[Finding]:
-    """S201/S202/S203 findings for a decoded answer or bare bench report, sorted."""
+def validate(document: Any, *, max_items: int | None = None) -> list[Finding]:
+    """S201/S202/S203 findings for a decoded answer or bare bench report, sorted.
+
+    An array of more than ``max_items`` items (the per-seed limit) is one S201
+    finding; at most :data:`MAX_LISTED_FINDINGS` S201 and S203 findings are
+    listed, the rest counted in one more.
+    """
     if not isinstance(document, dict):
         return [
             finding(
@@ -98,12 +155,36 @@ def validate(document: Any) -> list[Finding]:
             )
         ]
     name, root = (ANSWER_SCHEMA, "the answer") if is_answer(document) else (BENCH_REPORT_SCHEMA, "the bench report")
-    found = list(_violations(_validator(name, strict=False).iter_errors(document), root))
-    found.extend(_unknown_keys(_validator(name, strict=True).iter_errors(document), root))
+    found = list(_violations(_validator(name, strict=False, max_items=max_items).iter_errors(document), root))
+    found.extend(_unknown_keys(_validator(name, strict=True, max_items=max_items).iter_errors(document), root))
     malformed = {f.pointer for f in found if f.rule == "S201"}
     found.extend(f for f in _unsupported_version(document) if f.pointer not in malformed)
     unique = {(f.pointer, f.rule, f.message): f for f in found}
-    return sorted(unique.values(), key=lambda f: (_pointer_key(f.pointer), f.rule, f.message))
+    ordered = sorted(unique.values(), key=lambda f: (_pointer_key(f.pointer), f.rule, f.message))
+    return _capped(ordered)
+
+
+def _capped(findings: list[Finding]) -> list[Finding]:
+    """The first :data:`MAX_LISTED_FINDINGS` S201 findings, and one that counts the rest.
+
+    (S203 is capped where it is found, before its findings are built.)
+    """
+    violations = [f for f in findings if f.rule == "S201"]
+    if len(violations) <= MAX_LISTED_FINDINGS:
+        return findings
+    rest = violations[MAX_LISTED_FINDINGS:]
+    dropped = {id(f) for f in rest}
+    kept = [f for f in findings if id(f) not in dropped]
+    return kept + [_more("S201", len(rest), "schema violations", rest[0].pointer)]
+
+
+def _more(rule: str, count: int, what: str, first: str) -> Finding:
+    return finding(
+        rule,
+        f"{count:,} more {what} were not listed (at most {MAX_LISTED_FINDINGS} are); the first is at {first or '/'}",
+        pointer=first,
+        claimed=count,
+    )
 
 
 def _pointer_key(pointer: str) -> list[tuple[int, int | str]]:
@@ -116,6 +197,8 @@ def _violations(errors: Iterable[ValidationError], root: str) -> Iterator[Findin
         pointer = join_pointer("", *error.absolute_path)
         if error.validator == "required":
             yield from _missing(error, pointer, root)
+        elif error.validator == "maxItems":
+            yield finding("S201", _explain(error, root), pointer=pointer, claimed=len(error.instance))
         else:
             yield finding("S201", _explain(error, root), pointer=pointer, claimed=_short(error.instance))
 
@@ -143,6 +226,11 @@ def _explain(error: ValidationError, root: str) -> str:
         return f"{field} must be at least {rule}, got {got}"
     if error.validator == "maximum":
         return f"{field} must be at most {rule}, got {got}"
+    if error.validator == "maxItems":
+        return (
+            f"{field} holds {len(value):,} items, more than the limit of {rule:,} (--max-seeds); "
+            "it was not validated and the answer was not audited"
+        )
     if error.validator == "enum":
         allowed = ", ".join(json.dumps(option) for option in rule)
         return f"{field} must be one of {allowed}; got {got}"
@@ -150,6 +238,8 @@ def _explain(error: ValidationError, root: str) -> str:
 
 
 def _unknown_keys(errors: Iterable[ValidationError], root: str) -> Iterator[Finding]:
+    """One S203 per unknown key, the first :data:`MAX_LISTED_FINDINGS` of them, then one that counts the rest."""
+    listed, more, first_more = 0, 0, ""
     for error in errors:
         if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
             continue
@@ -157,12 +247,21 @@ def _unknown_keys(errors: Iterable[ValidationError], root: str) -> Iterator[Find
         known = error.schema.get("properties", {})
         owner = _field_name(error.absolute_path, root)
         for key in error.instance:
-            if key not in known:
-                yield finding(
-                    "S203",
-                    f"unknown key '{key}' in {owner}: the auditor does not read it (a typo of a known field?)",
-                    pointer=join_pointer(pointer, key),
-                )
+            if key in known:
+                continue
+            if listed >= MAX_LISTED_FINDINGS:
+                more += 1
+                first_more = first_more or join_pointer(pointer, key)
+                continue
+            listed += 1
+            shown = key if len(key) <= _CLAIMED_MAX_CHARS else key[: _CLAIMED_MAX_CHARS - 3] + "..."
+            yield finding(
+                "S203",
+                f"unknown key '{shown}' in {owner}: the auditor does not read it (a typo of a known field?)",
+                pointer=join_pointer(pointer, key),
+            )
+    if more:
+        yield _more("S203", more, "unknown keys", first_more)
 
 
 def _unsupported_version(document: dict[str, Any]) -> Iterator[Finding]:
@@ -248,6 +347,8 @@ def _short(value: Any) -> Any:
     if isinstance(value, str):
         return value if len(value) <= _CLAIMED_MAX_CHARS else None
     if isinstance(value, (dict, list)):
+        if len(value) > _CLAIMED_MAX_CHARS:
+            return None  # cannot be short; do not serialise a huge value to find out
         text = json.dumps(value, ensure_ascii=False, default=str)
         return value if len(text) <= _CLAIMED_MAX_CHARS else None
     return value

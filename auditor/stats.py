@@ -43,6 +43,9 @@ MC_BAND_Z = 3.29
 # cost bounded for any n (100,000 seeds still finishes in well under a second).
 RANDOMIZED_MAX_CELLS = 50_000_000
 RANDOMIZED_MIN_RESAMPLES = 1_000
+# Exact enumeration holds 2^n sums in memory (8 MiB at n = 20, 128 MiB at 24):
+# above this n the randomized test is used whatever ``exact_max_n`` says.
+EXACT_MAX_N_CAP = 24
 
 
 def values_close(claimed: float, recomputed: float, *, rtol: float = RTOL_VALUES, scale: float | None = None) -> bool:
@@ -54,6 +57,8 @@ def values_close(claimed: float, recomputed: float, *, rtol: float = RTOL_VALUES
     """
     if not (math.isfinite(claimed) and math.isfinite(recomputed)):
         return False
+    if scale is not None and not math.isfinite(scale):
+        scale = None  # an overflowed scale (a ratio to a near-zero mean) would accept anything
     ref = max(abs(recomputed), abs(scale) if scale is not None else 0.0)
     if ref == 0.0:
         return claimed == 0.0
@@ -160,12 +165,13 @@ def sign_flip_test(d: np.ndarray, *, exact_max_n: int = 20, resamples: int = 10_
     """Two-sided paired sign-flip test on mean(d); ``d`` has shape (n,).
 
     The one place that chooses between the exact and the randomized path:
-    exact enumeration for n <= ``exact_max_n``, a seeded randomized test above.
+    exact enumeration for n <= ``exact_max_n`` (at most :data:`EXACT_MAX_N_CAP`),
+    a seeded randomized test above, whose cost is capped too: any n is bounded.
     """
     d = np.asarray(d, dtype=np.float64)
     if d.size == 0:
         return SignFlipResult(1.0, 1.0, "exact", 1)
-    if d.size <= exact_max_n:
+    if d.size <= min(exact_max_n, EXACT_MAX_N_CAP):
         return _exact_sign_flip(d)
     return _randomized_sign_flip(d, resamples, seed)
 
@@ -237,19 +243,28 @@ class Recomputed:
     verdict: Verdict
 
     def to_dict(self) -> dict:
+        """The JSON output's ``recomputed`` object; a non-finite number is written as null."""
         return {
             "n_pairs": self.n_pairs,
-            "delta_mean": self.delta_mean,
+            "delta_mean": _finite_or_none(self.delta_mean),
             "idea_wins": self.idea_wins,
-            "p_value": self.p_value,
-            "p_value_one_sided": self.p_value_one_sided,
-            "mde": self.mde,
-            "mde_rel_pct": self.mde_rel_pct,
+            "p_value": _finite_or_none(self.p_value),
+            "p_value_one_sided": _finite_or_none(self.p_value_one_sided),
+            "mde": _finite_or_none(self.mde),
+            "mde_rel_pct": _finite_or_none(self.mde_rel_pct),
             "verdict": self.verdict.value,
             "p_value_method": self.p_method,
-            "baseline_mean": self.baseline.mean,
-            "idea_mean": self.idea.mean,
+            "baseline_mean": _finite_or_none(self.baseline.mean),
+            "idea_mean": _finite_or_none(self.idea.mean),
         }
+
+
+def _finite_or_none(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+class NonFiniteStatistics(ValueError):
+    """The per-seed values are finite but their statistics are not (they overflow a double)."""
 
 
 def recompute(
@@ -262,21 +277,33 @@ def recompute(
     resamples: int = 10_000,
     seed: int = 0,
 ) -> Recomputed:
-    """Recompute the paired comparison from per-seed values, both shape (n,), n >= 1."""
+    """Recompute the paired comparison from per-seed values, both shape (n,), n >= 1.
+
+    Raises :class:`NonFiniteStatistics` when finite inputs give non-finite
+    statistics (values near the float range; the schema bounds per-seed values
+    so that audited answers never get here).  An MDE or relative MDE that
+    overflows (a near-zero baseline mean) is None, like one that is undefined.
+    """
     baseline = np.asarray(baseline, dtype=np.float64)
     idea = np.asarray(idea, dtype=np.float64)
     if baseline.shape != idea.shape or baseline.ndim != 1 or baseline.size == 0:
         raise ValueError("baseline and idea must be non-empty vectors of the same length")
-    d = idea - baseline
-    delta = float(d.mean())
-    test = sign_flip_test(d, exact_max_n=exact_max_n, resamples=resamples, seed=seed)
-    base = summarize(baseline)
-    mde = mde_halfwidth(d)
-    mde_rel = 100.0 * mde / abs(base.mean) if mde is not None and base.mean != 0 else None
+    # Overflow is checked below, on the results, instead of warned about on the way.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        d = idea - baseline
+        delta = float(d.mean())
+        base, idea_summary = summarize(baseline), summarize(idea)
+        if not all(map(math.isfinite, (delta, float(np.abs(d).sum()), base.std_population, idea_summary.std_population))):
+            raise NonFiniteStatistics(
+                "the per-seed values are too large: their differences or spreads overflow a 64-bit float"
+            )
+        test = sign_flip_test(d, exact_max_n=exact_max_n, resamples=resamples, seed=seed)
+        mde = mde_halfwidth(d)
+        mde_rel = 100.0 * mde / abs(base.mean) if mde is not None and base.mean != 0 else None
     return Recomputed(
         n_pairs=int(d.size),
         baseline=base,
-        idea=summarize(idea),
+        idea=idea_summary,
         diffs=d,
         delta_mean=delta,
         idea_wins=count_wins(d, lower_is_better=lower_is_better),
@@ -284,7 +311,7 @@ def recompute(
         p_value_one_sided=test.p_one_sided,
         p_method=test.method,
         p_resamples=test.resamples,
-        mde=mde,
-        mde_rel_pct=mde_rel,
+        mde=_finite_or_none(mde),
+        mde_rel_pct=_finite_or_none(mde_rel),  # a near-zero baseline mean leaves it undefined
         verdict=decide_verdict(test.p_two_sided, delta, lower_is_better=lower_is_better, alpha=alpha),
     )

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check, finding
-from ..stats import sign_flip_test
+from ..stats import EXACT_MAX_N_CAP, sign_flip_test
 from ..verdicts import Verdict, classify_practical
 
 
@@ -78,7 +78,8 @@ def fragile_significance(ctx: AuditContext) -> Iterator[Finding]:
     ```
     """
     r, o = ctx.recomputed, ctx.options
-    if r is None or not r.verdict.significant or r.n_pairs > o.exact_max_n or r.n_pairs < 2:
+    # n exact tests of 2^(n-1) sums each: bounded by the exact test's own cap.
+    if r is None or not r.verdict.significant or r.n_pairs > min(o.exact_max_n, EXACT_MAX_N_CAP) or r.n_pairs < 2:
         return
     worst_p, worst_seed = 0.0, -1
     for k in range(r.n_pairs):
@@ -125,10 +126,11 @@ def inconclusive_null(ctx: AuditContext) -> Iterator[Finding]:
         return
     limit = ctx.options.inconclusive_mde_rel * abs(r.baseline.mean)
     if r.mde > limit:
+        share = f"{r.mde_rel_pct:.3g}%" if r.mde_rel_pct is not None else "far more than 100%"
         yield finding(
             "E703",
             f"'no effect' is inconclusive, not negative: the minimum detectable effect {r.mde:.4g} is "
-            f"{100 * r.mde / abs(r.baseline.mean):.3g}% of the baseline mean "
+            f"{share} of the baseline mean "
             f"(threshold {100 * ctx.options.inconclusive_mde_rel:g}%)",
             pointer=ctx.pointer("comparison", "verdict"),
             claimed=ctx.report.comparison.verdict,

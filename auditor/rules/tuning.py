@@ -22,16 +22,33 @@ def _canonical(value: Any) -> str:
 
 
 def swept_keys(sweep: list[SweepEntry]) -> set[str]:
-    """Config keys whose value differs between sweep entries."""
-    keys: set[str] = set()
+    """Config keys whose value differs between sweep entries (a missing key reads as null).
+
+    One pass over the entries: the cost grows with the sweep's size, not with
+    entries times keys.
+    """
+    values: dict[str, set[str]] = {}
+    present: dict[str, int] = {}
     for entry in sweep:
-        keys.update(entry.cfg)
-    return {k for k in keys if len({_canonical(e.cfg.get(k)) for e in sweep}) > 1}
+        for key, value in entry.cfg.items():
+            values.setdefault(key, set()).add(_canonical(value))
+            present[key] = present.get(key, 0) + 1
+    return {k for k, seen in values.items() if len(seen | ({"null"} if present[k] < len(sweep) else set())) > 1}
 
 
 def _grid(sweep: list[SweepEntry], keys: set[str]) -> set[str]:
-    """The swept points: each entry's values of the swept keys."""
-    return {_canonical({k: e.cfg.get(k) for k in sorted(keys)}) for e in sweep}
+    """The swept points: each entry's values of the swept keys (null and missing alike are left out)."""
+    return {_canonical({k: v for k, v in e.cfg.items() if k in keys and v is not None}) for e in sweep}
+
+
+def _numeric_values(sweep: list[SweepEntry], keys: set[str]) -> dict[str, list[float]]:
+    """The sorted finite numbers each of ``keys`` takes in the sweep."""
+    found: dict[str, set[float]] = {k: set() for k in keys}
+    for entry in sweep:
+        for key, value in entry.cfg.items():
+            if key in found and (number := _number(value)) is not None:
+                found[key].add(number)
+    return {k: sorted(v) for k, v in found.items()}
 
 
 @check("T601", "best-config-at-grid-edge", Severity.WARNING)
@@ -59,8 +76,9 @@ def best_config_at_grid_edge(ctx: AuditContext) -> Iterator[Finding]:
     for arm in ctx.arms():
         if not arm.sweep or arm.best_cfg is None:
             continue
-        for key in sorted(swept_keys(arm.sweep)):
-            grid = sorted({v for e in arm.sweep if (v := _number(e.cfg.get(key))) is not None})
+        grids = _numeric_values(arm.sweep, swept_keys(arm.sweep))
+        for key in sorted(grids):
+            grid = grids[key]
             chosen = _number(arm.best_cfg.get(key))
             if len(grid) < 2 or chosen is None or chosen not in grid:
                 continue

@@ -285,17 +285,52 @@ def _far_apart(observed: float, target: float, factor: float) -> bool:
     return ratio > factor or ratio < 1 / factor
 
 
+# Keys longer than this are not names of mechanism quantities; more pairs than
+# this are not a signature anyone wrote.  Both keep V407 bounded for any input.
+MAX_MECHANISM_KEY_CHARS = 200
+MAX_MECHANISM_PAIRS = 1_000
+
+
+def _suffixes(stem: str) -> Iterator[str]:
+    """The word-boundary suffixes of ``stem``: ``a_b_c`` -> ``b_c``, ``c``."""
+    start = stem.find("_")
+    while start >= 0:
+        yield stem[start + 1 :]
+        start = stem.find("_", start + 1)
+
+
 def mechanism_pairs(signature: dict[str, Any]) -> list[tuple[str, str]]:
-    """(target key, observed key) pairs of numeric entries whose name stems match."""
-    targets = [(k, _stem(k, _TARGET_WORDS)) for k, v in signature.items() if _is_number(v)]
-    observed = [(k, _stem(k, _OBSERVED_WORDS)) for k, v in signature.items() if _is_number(v)]
-    return [
-        (tk, ok)
-        for tk, ts in targets
-        if ts is not None
-        for ok, os_ in observed
-        if os_ is not None and _stems_match(ts, os_)
-    ]
+    """(target key, observed key) pairs of numeric entries whose name stems match.
+
+    In the signature's key order; indexed by stem (and by the word-boundary
+    suffixes of stems), so the cost grows with the signature's size, not its
+    square.  Keys over :data:`MAX_MECHANISM_KEY_CHARS` are ignored and at most
+    :data:`MAX_MECHANISM_PAIRS` pairs are returned.
+    """
+    numeric = [k for k, v in signature.items() if _is_number(v) and len(k) <= MAX_MECHANISM_KEY_CHARS]
+    order = {k: i for i, k in enumerate(numeric)}
+    by_stem: dict[str, list[str]] = {}  # observed stem -> observed keys
+    by_suffix: dict[str, list[str]] = {}  # word-boundary suffix of an observed stem -> observed keys
+    for key in numeric:
+        stem = _stem(key, _OBSERVED_WORDS)
+        if stem is None:
+            continue
+        by_stem.setdefault(stem, []).append(key)
+        for suffix in _suffixes(stem):
+            by_suffix.setdefault(suffix, []).append(key)
+    pairs: list[tuple[str, str]] = []
+    for key in numeric:
+        stem = _stem(key, _TARGET_WORDS)
+        if stem is None:
+            continue
+        matched = set(by_stem.get(stem, ())) | set(by_suffix.get(stem, ()))
+        for suffix in _suffixes(stem):
+            matched.update(by_stem.get(suffix, ()))
+        for observed in sorted(matched, key=order.__getitem__):
+            pairs.append((key, observed))
+            if len(pairs) >= MAX_MECHANISM_PAIRS:
+                return pairs
+    return pairs
 
 
 @check("V407", "mechanism-confirmed-far-from-target", Severity.WARNING)

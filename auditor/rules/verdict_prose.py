@@ -6,6 +6,7 @@ this module, so loading the verdict family registers the rule.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any, Iterator
 
 from ..context import AuditContext
@@ -15,30 +16,41 @@ from ..prose import Reported, extract_claims
 
 # Nested metrics deeper than this are not prose anyone reads.
 MAX_METRICS_DEPTH = 8
+# What reading one field or value costs out of the prose budget (max_prose_chars)
+# on top of its characters: a million empty strings or numbers under `metrics`
+# must not take longer to read than the budget's worth of text.
+PER_VALUE_CHARS = 64
 
 
 def _prose_fields(ctx: AuditContext) -> Iterator[tuple[str, str]]:
-    """(pointer, text) of the answer's verdict sentence and every string under ``metrics``."""
+    """(pointer, text) of the answer's verdict sentence and every string under ``metrics``.
+
+    At most ``max_prose_chars // PER_VALUE_CHARS`` values under ``metrics`` are visited.
+    """
     a = ctx.answer
     if a is None:
         return
     if isinstance(a.verdict, str):
         yield join_pointer("", "verdict"), a.verdict
     if a.metrics is not None:
-        yield from _strings_under(a.metrics, join_pointer("", "metrics"), 0)
+        yield from _strings_under(a.metrics, join_pointer("", "metrics"), ctx.options.max_prose_chars // PER_VALUE_CHARS)
 
 
-def _strings_under(value: Any, pointer: str, depth: int) -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        yield pointer, value
-    elif depth >= MAX_METRICS_DEPTH:
-        return
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings_under(item, join_pointer(pointer, key), depth + 1)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings_under(item, join_pointer(pointer, index), depth + 1)
+def _strings_under(value: Any, pointer: str, max_visits: int) -> Iterator[tuple[str, str]]:
+    """Strings in ``value`` in document order, depth-first, visiting at most ``max_visits`` values."""
+    stack: list[tuple[Any, str, int]] = [(value, pointer, 0)]
+    visits = 0
+    while stack and visits < max_visits:
+        item, where, depth = stack.pop()
+        visits += 1
+        if isinstance(item, str):
+            yield where, item
+        elif depth >= MAX_METRICS_DEPTH:
+            continue
+        elif isinstance(item, (dict, list)):
+            entries = item.items() if isinstance(item, dict) else enumerate(item)
+            children = [(v, join_pointer(where, k), depth + 1) for k, v in islice(entries, max_visits - visits)]
+            stack.extend(reversed(children))
 
 
 def _matches_any(reported: Reported, *values: float | None) -> bool:
@@ -116,4 +128,4 @@ def prose_number_contradicts_report(ctx: AuditContext) -> Iterator[Finding]:
                 claimed=quoted,
                 recomputed=value,
             )
-        budget -= len(text)
+        budget -= len(text) + PER_VALUE_CHARS
