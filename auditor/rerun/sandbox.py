@@ -310,7 +310,7 @@ def bwrap_argv(
     for cap in DROP_CAPS if bwrap.drop_root else ():
         argv += ["--cap-add", cap]
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += _tmpfs(bwrap, "/dev/shm", scratch_bytes, "1777") + ["--remount-ro", "/dev"]
+    argv += _tmpfs(bwrap, "/dev/shm", scratch_bytes, "1777")
     masks = masked_dirs()
     for mask in masks:
         scratch = mask == SCRATCH_DIR
@@ -320,6 +320,7 @@ def bwrap_argv(
         argv += _parents(path, masks, made) + ["--ro-bind", path, path]
     for node in device_nodes:
         argv += ["--dev-bind", node, node]
+    argv += ["--remount-ro", "/dev"]  # after the device nodes' mount points were made in it
     if work is not None and stage is not None:
         argv += _parents(work + ".in", masks, made) + ["--ro-bind", str(stage), work + ".in"]
         argv += _parents(work, masks, made) + _tmpfs(bwrap, work, work_bytes, "0700")
