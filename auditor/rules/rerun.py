@@ -66,13 +66,16 @@ declare(
     "rerun-failed",
     Severity.ERROR,
     """
-    The rerun failed: a non-zero exit, a signal, the timeout or the memory cap.
+    The rerun failed: a non-zero exit, a signal, the timeout, or one of the sandbox's caps.
 
     ## What it does
     Runs the command in a sandbox on a fresh copy of the workspace and reports
     when the process exits with a non-zero code, is killed by a signal, runs
-    past `--timeout` (the whole process tree is killed), or exceeds the memory
-    cap (`--memory`). The message ends with the tail of the captured output.
+    past `--timeout`, or prints more than `--max-output` (in both cases the
+    whole process tree is killed). When the output points to a cap, the
+    message names it: memory (`--memory`), disk (`--disk`: the copy, `/tmp` and
+    `/dev/shm` are size-capped), processes (`--max-processes`) or the 1 GiB
+    file size cap. The message ends with the tail of the captured output.
 
     ## Why is this bad?
     An experiment that does not run from its own files cannot have produced
