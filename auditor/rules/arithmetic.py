@@ -25,6 +25,12 @@ def _fmt(x: float) -> str:
     return f"{x:.10g}"
 
 
+def _shown(cfg: object, limit: int = 200) -> str:
+    """A config as quoted in a message, cut at ``limit`` characters (a config may hold thousands of keys)."""
+    text = str(cfg)
+    return text if len(text) <= limit else text[: limit - 4] + " ...}"
+
+
 def _arm_label(arm: ArmView) -> str:
     return "baseline" if arm.name == "baseline" else "idea"
 
@@ -369,8 +375,8 @@ def best_cfg_not_best(ctx: AuditContext) -> Iterator[Finding]:
         if chosen is None:
             yield finding(
                 "A311",
-                f"{_arm_label(arm)} best config {arm.best_cfg} is not an entry of its sweep; the best entry "
-                f"is {best_entry.cfg} with mean {_fmt(best_entry.mean)}",
+                f"{_arm_label(arm)} best config {_shown(arm.best_cfg)} is not an entry of its sweep; the best "
+                f"entry is {_shown(best_entry.cfg)} with mean {_fmt(best_entry.mean)}",
                 pointer=arm.cfg_pointer or "",
                 claimed=arm.best_cfg,
                 recomputed=best_entry.cfg,
@@ -381,9 +387,9 @@ def best_cfg_not_best(ctx: AuditContext) -> Iterator[Finding]:
             continue
         yield finding(
             "A311",
-            f"{_arm_label(arm)} best config {arm.best_cfg} has sweep mean {_fmt(chosen_mean)} but "
-            f"{best_entry.cfg} is better ({ctx.report.metric_direction}) with {_fmt(best_entry.mean)}; "
-            f"run the full comparison with {best_entry.cfg}",
+            f"{_arm_label(arm)} best config {_shown(arm.best_cfg)} has sweep mean {_fmt(chosen_mean)} but "
+            f"{_shown(best_entry.cfg)} is better ({ctx.report.metric_direction}) with {_fmt(best_entry.mean)}; "
+            f"run the full comparison with {_shown(best_entry.cfg)}",
             pointer=arm.cfg_pointer or "",
             claimed=arm.best_cfg,
             recomputed=best_entry.cfg,
