@@ -11,6 +11,7 @@ from itertools import islice
 from typing import Any
 
 from .context import AuditContext
+from .errors import AuditorError
 from .findings import Finding, Severity, check_rules, finding, matches
 from .model import arm_view
 from .options import AuditOptions, RerunOptions
@@ -270,6 +271,8 @@ def audit_path(
             return finish(source or path, [problem], options, recomputed=None)
         transcript_path = None if path == "-" else path
         return audit_bytes(data, source or path, options, rerun=rerun, transcript_path=transcript_path)
+    except AuditorError:
+        raise  # a setup problem (no sandbox, no interpreter): the CLI's exit 2, not a bug
     except Exception as exc:  # noqa: BLE001 -- the one top-level handler per transcript
         return internal_error(source or path, exc)
 
