@@ -225,8 +225,18 @@ class _Failed:
     potential: int
 
 
+# Deepest nesting ever decoded, whatever ``max_depth`` asks for: every later
+# stage (json.dumps, reprs, the rules) may recurse once per level, and Python
+# allows about 1,000 frames in all.
+HARD_MAX_DEPTH = 256
+
+
 def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
-    """Find, decode and choose the answer object in a transcript. Never raises."""
+    """Find, decode and choose the answer object in a transcript. Never raises.
+
+    ``max_depth`` is capped at :data:`HARD_MAX_DEPTH`.
+    """
+    max_depth = min(max_depth, HARD_MAX_DEPTH)
     text, problem = decode_text(data, max_bytes=max_bytes)
     if text is None:
         return Located(None, (problem,) if problem else (), frozenset())

@@ -20,6 +20,7 @@ import copy
 import json
 import math
 import random
+import sys
 from typing import Any
 
 import numpy as np
@@ -310,3 +311,28 @@ def test_the_seeds_themselves_are_clean() -> None:
     for text in SEED_TEXTS:
         check(audit_bytes(text, "seed", OPTIONS))
     check(audit_bytes(as_transcript(SEEDS["000"]), "seed", OPTIONS))
+
+
+# --------------------------------------------------------------------------- the atheris harness
+
+
+def test_fuzz_harness_without_atheris_says_how_to_install_it(monkeypatch, capsys) -> None:
+    from auditor import fuzz
+
+    monkeypatch.setitem(sys.modules, "atheris", None)  # import atheris -> ImportError
+    assert fuzz.main(["-max_total_time=1"]) == 2
+    assert "pip install atheris" in capsys.readouterr().err
+
+
+def test_fuzz_corpus_is_seeded_from_the_fixtures_once(tmp_path) -> None:
+    from auditor import fuzz
+
+    corpus = tmp_path / "corpus"
+    added = fuzz.seed_corpus(corpus)
+    names = {p.name for p in corpus.iterdir()}
+    assert added == len(names) > 40
+    assert {"answers-000_28acc42565c7de9b.txt", "defects-P105_binary.txt"} <= names
+    assert any(n.startswith("silent-") for n in names)
+    assert fuzz.seed_corpus(corpus) == 0  # an existing corpus is left alone
+    for path in sorted(corpus.iterdir())[:10]:
+        fuzz.check_result(audit_bytes(path.read_bytes(), path.name, OPTIONS))
