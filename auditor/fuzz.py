@@ -25,20 +25,21 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 SEED_FOLDERS = ("answers", "defects", "silent")
 DEFAULT_CORPUS = Path(tempfile.gettempdir()) / "auditor-fuzz-corpus"
 # Used when the fixtures are not next to the package (an installed wheel).
-BUILTIN_SEEDS = (
+_BUILTIN_ANSWER = (
     b'{"worked": true, "verdict": "p=0.0156, 7/8 wins", "bench_report": {"bench_version": 1, '
     b'"metric_direction": "lower is better", "baseline": {"full": {"mean": 1.5, "std": 0.5, '
     b'"per_seed": [1.0, 2.0], "n": 2}}, "idea": {"mean": 1.0, "std": 0.5, "per_seed": [0.5, 1.5], "n": 2}, '
     b'"comparison": {"delta_mean": -0.5, "idea_wins": 2, "n_pairs": 2, "p_value": 0.5, '
-    b'"verdict": "no measurable effect"}}}',
-    b"Header\n```json\n{\"comparison\": {}, \"baseline\": {}}\n```\n",
+    b'"verdict": "no measurable effect"}}}'
 )
+BUILTIN_SEEDS = (_BUILTIN_ANSWER, b'Header\n```json\n{"comparison": {}, "baseline": {}}\n```\n')
 
 
 def fixtures_dir() -> Path:
@@ -72,7 +73,7 @@ def check_result(result: Any) -> None:
     from .findings import REGISTRY, Severity
 
     if not isinstance(result, AuditResult):
-        raise AssertionError(f"not an AuditResult: {result!r}")
+        raise TypeError(f"not an AuditResult: {result!r}")
     if result.status not in ("pass", "fail", "error"):
         raise AssertionError(f"unknown status {result.status!r}")
     for f in result.findings:
@@ -89,7 +90,9 @@ def _parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
         description="Fuzz the transcript parser and the whole static audit with atheris (libFuzzer).",
         epilog="Other arguments (-max_total_time=60, -jobs=2, corpus folders, ...) go to libFuzzer.",
     )
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help=f"corpus folder (default: {DEFAULT_CORPUS})")
+    parser.add_argument(
+        "--corpus", type=Path, default=DEFAULT_CORPUS, help=f"corpus folder (default: {DEFAULT_CORPUS})"
+    )
     parser.add_argument("--max-bytes", type=int, default=1 << 20, help="largest input audited (default: 1 MiB)")
     return parser.parse_known_args(argv)
 

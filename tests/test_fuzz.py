@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 import numpy as np
+from conftest import SEED_000, SEED_001, as_transcript, seed_answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,8 +33,6 @@ from auditor.findings import REGISTRY, Severity
 from auditor.options import AuditOptions
 from auditor.prose import extract_claims
 from auditor.stats import NonFiniteStatistics, recompute
-
-from conftest import SEED_000, SEED_001, as_transcript, seed_answer
 
 FUZZ = settings(
     max_examples=2000,
@@ -66,8 +65,30 @@ def check(result: Any) -> AuditResult:
 
 JSONISH = st.text(alphabet='{}[]":,\\ \n\t\r\x00\ufeffabenptruflsNIy0123456789.eE+-_', max_size=300)
 SEED = st.integers(min_value=0, max_value=2**32 - 1)
-PIECES = [b"", b"{", b"}", b"[", b"]", b'"', b"\\", b",", b":", b"NaN", b"1e999", b"-0.0", b"\x00", b"\xff",
-          b"\xc3", b"true", b"null", b"9" * 400, b'"bench_report": {', b"\\ud800", b"```json\n", b"\r\n"]
+PIECES = [
+    b"",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b'"',
+    b"\\",
+    b",",
+    b":",
+    b"NaN",
+    b"1e999",
+    b"-0.0",
+    b"\x00",
+    b"\xff",
+    b"\xc3",
+    b"true",
+    b"null",
+    b"9" * 400,
+    b'"bench_report": {',
+    b"\\ud800",
+    b"```json\n",
+    b"\r\n",
+]
 
 
 def mutated_transcript(seed: int) -> bytes:
@@ -92,15 +113,82 @@ def test_parser_on_random_text_and_bytes(data: str | bytes) -> None:
 
 # --------------------------------------------------------------------------- the schema layer
 
-SPECIAL_NUMBERS = [0, 1, -1, 8, 0.0, -0.0, 0.5, 1.5, 1e308, -1e308, 5e-324, 1e150, 1e151, -1e151, 2**53 + 1,
-                   10**300, -(2**70), 0.01475, 10.9, 1e-9]
-KEYS = ["bench_report", "comparison", "baseline", "idea", "full", "per_seed", "p_value", "n", "n_pairs", "verdict",
-        "metric_direction", "bench_version", "sweep", "best_cfg", "cfg", "mean", "std", "mde", "mde_rel_pct",
-        "worked", "metrics", "mechanism_signature", "confirmed", "idea_sweep", "per_seed_diffs", "idea_wins",
-        "delta_mean", "system_worked", "mechanism_ok", "x", "", "a/b~c"]
-STRINGS = ["", "x", "lower is better", "higher is better", "idea better (significant)", "no measurable effect",
-           "idea worse (significant)", "worked", "failed", "helps", "hurts", "no_effect", "p=0.01", "\u0000",
-           "\ufffd", "я", "1e999", "NaN"]
+SPECIAL_NUMBERS = [
+    0,
+    1,
+    -1,
+    8,
+    0.0,
+    -0.0,
+    0.5,
+    1.5,
+    1e308,
+    -1e308,
+    5e-324,
+    1e150,
+    1e151,
+    -1e151,
+    2**53 + 1,
+    10**300,
+    -(2**70),
+    0.01475,
+    10.9,
+    1e-9,
+]
+KEYS = [
+    "bench_report",
+    "comparison",
+    "baseline",
+    "idea",
+    "full",
+    "per_seed",
+    "p_value",
+    "n",
+    "n_pairs",
+    "verdict",
+    "metric_direction",
+    "bench_version",
+    "sweep",
+    "best_cfg",
+    "cfg",
+    "mean",
+    "std",
+    "mde",
+    "mde_rel_pct",
+    "worked",
+    "metrics",
+    "mechanism_signature",
+    "confirmed",
+    "idea_sweep",
+    "per_seed_diffs",
+    "idea_wins",
+    "delta_mean",
+    "system_worked",
+    "mechanism_ok",
+    "x",
+    "",
+    "a/b~c",
+]
+STRINGS = [
+    "",
+    "x",
+    "lower is better",
+    "higher is better",
+    "idea better (significant)",
+    "no measurable effect",
+    "idea worse (significant)",
+    "worked",
+    "failed",
+    "helps",
+    "hurts",
+    "no_effect",
+    "p=0.01",
+    "\u0000",
+    "\ufffd",
+    "я",
+    "1e999",
+    "NaN",
+]
 
 
 def random_scalar(rng: random.Random) -> Any:
@@ -257,8 +345,26 @@ def test_recomputation_on_random_arrays(pool: list[float], seed: int, lower: boo
 
 # --------------------------------------------------------------------------- the prose checks
 
-NUMBER_TEXTS = ["0.01475", "0.015625", ".05", "1.5e-3", "2×10^-4", "−0.0087", "1e999", "9" * 400, "-0", "0.0",
-                "10.93", "10.92", "7", "8", "1e-320", "-1e308", "0.5", "3.0"]
+NUMBER_TEXTS = [
+    "0.01475",
+    "0.015625",
+    ".05",
+    "1.5e-3",
+    "2×10^-4",
+    "−0.0087",
+    "1e999",
+    "9" * 400,
+    "-0",
+    "0.0",
+    "10.93",
+    "10.92",
+    "7",
+    "8",
+    "1e-320",
+    "-1e308",
+    "0.5",
+    "3.0",
+]
 PLANTS = [
     lambda r, x, y: f"p{r.choice(['=', ' = ', '<', '≤', ' of ', '_value=', '-value: ', ' ~ ', ' is '])}{x}",
     lambda r, x, y: f"{r.randint(-1, 10**6)}/{r.randint(0, 10**6)} wins",
@@ -303,7 +409,9 @@ def test_prose_checks_on_random_text(text: str, seed: int) -> None:
         document["metrics"]["nested"] = [prose(text, seed + 7), {"deeper": prose(text, seed + 8)}]
     result = check(audit_document(document, "fuzz", OPTIONS))
     # Prose can add V406 findings; it never changes what any other check says.
-    assert [f for f in result.findings if f.rule != "V406"] == [f for f in REFERENCE[which].findings if f.rule != "V406"]
+    assert [f for f in result.findings if f.rule != "V406"] == [
+        f for f in REFERENCE[which].findings if f.rule != "V406"
+    ]
     assert result.status in (REFERENCE[which].status, "fail")
 
 
@@ -335,4 +443,13 @@ def test_fuzz_corpus_is_seeded_from_the_fixtures_once(tmp_path) -> None:
     assert any(n.startswith("silent-") for n in names)
     assert fuzz.seed_corpus(corpus) == 0  # an existing corpus is left alone
     for path in sorted(corpus.iterdir())[:10]:
+        fuzz.check_result(audit_bytes(path.read_bytes(), path.name, OPTIONS))
+
+
+def test_fuzz_corpus_falls_back_to_built_in_seeds(tmp_path, monkeypatch) -> None:
+    from auditor import fuzz
+
+    monkeypatch.setattr(fuzz, "fixtures_dir", lambda: tmp_path / "nowhere")
+    assert fuzz.seed_corpus(tmp_path / "corpus") == len(fuzz.BUILTIN_SEEDS)
+    for path in (tmp_path / "corpus").iterdir():
         fuzz.check_result(audit_bytes(path.read_bytes(), path.name, OPTIONS))

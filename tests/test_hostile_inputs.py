@@ -13,10 +13,12 @@ import io
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from conftest import HEADER, SEED_000, SEED_001, as_transcript, codes, seed_answer
 
 from auditor import audit as audit_module
 from auditor.audit import AuditResult, audit_bytes, audit_path
@@ -24,8 +26,6 @@ from auditor.findings import REGISTRY, Severity, get_rule
 from auditor.jsonscan import MAX_SCAN_EVENTS
 from auditor.options import AuditOptions
 from auditor.schema import MAX_LISTED_FINDINGS
-
-from conftest import HEADER, SEED_000, SEED_001, as_transcript, codes, seed_answer
 
 MiB = 1024 * 1024
 LIMIT = 16 * MiB
@@ -117,7 +117,9 @@ FAKE_AUDITOR_OUTPUT = json.dumps(
         "summary": {"files": 1, "pass": 1, "fail": 0, "error": 0},
     }
 )
-DECOY = json.dumps({"worked": True, "verdict": "Everything checks out; auditor status: pass.", "system_verdict": "worked"})
+DECOY = json.dumps(
+    {"worked": True, "verdict": "Everything checks out; auditor status: pass.", "system_verdict": "worked"}
+)
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,12 @@ CASES = [
         "T601",
         "pass",
     ),
-    Hostile("deep_cfg_within_limit", lambda: mutated("000", setting(*IDEA, "cfg", "extra", value=nested(60))), "T603", "pass"),
+    Hostile(
+        "deep_cfg_within_limit",
+        lambda: mutated("000", setting(*IDEA, "cfg", "extra", value=nested(60))),
+        "T603",
+        "pass",
+    ),
     Hostile(
         "depth_900_with_max_depth_raised",
         lambda: mutated("000", setting(*IDEA, "cfg", "extra", value=nested(900))),
@@ -165,7 +172,12 @@ CASES = [
     Hostile("per_seed_over_limit", lambda: many_seeds(10_001), "S201", "error"),
     Hostile("per_seed_200k", lambda: many_seeds(200_000), "S201", "error"),
     Hostile("per_seed_at_limit", lambda: many_seeds(10_000), "A302", "fail"),
-    Hostile("verdict_of_5_million_chars", lambda: mutated("000", setting("verdict", value="p=0.01475; " * 500_000)), "E701", "pass"),
+    Hostile(
+        "verdict_of_5_million_chars",
+        lambda: mutated("000", setting("verdict", value="p=0.01475; " * 500_000)),
+        "E701",
+        "pass",
+    ),
     Hostile(
         "comparison_verdict_of_3_million_chars",
         lambda: mutated("000", setting(*COMPARISON, "verdict", value="idea better (significant) " * 120_000)),
@@ -185,7 +197,11 @@ CASES = [
             setting(
                 "bench_report",
                 "mechanism_signature",
-                value={**{f"target_q{k}": 1.0 for k in range(5000)}, **{f"observed_q{k}": 9.0 for k in range(5000)}, "confirmed": True},
+                value={
+                    **{f"target_q{k}": 1.0 for k in range(5000)},
+                    **{f"observed_q{k}": 9.0 for k in range(5000)},
+                    "confirmed": True,
+                },
             ),
         ),
         "V407",
@@ -199,12 +215,24 @@ CASES = [
     ),
     Hostile(
         "sweep_with_5000_entries_each_its_own_key",
-        lambda: mutated("000", setting(*IDEA[:-1], "idea_sweep", value=[{"cfg": {f"k{k}": 1}, "mean": 10.9} for k in range(5000)])),
+        lambda: mutated(
+            "000", setting(*IDEA[:-1], "idea_sweep", value=[{"cfg": {f"k{k}": 1}, "mean": 10.9} for k in range(5000)])
+        ),
         "T602",
         "fail",
     ),
-    Hostile("unknown_keys_5000", lambda: mutated("000", lambda d: d.update({f"x{k}": k for k in range(5000)})), "S203", "pass"),
-    Hostile("per_seed_of_5000_strings", lambda: mutated("000", per_seed(["1"] * 5000, ["2"] * 5000, diffs=False)), "S201", "error"),
+    Hostile(
+        "unknown_keys_5000",
+        lambda: mutated("000", lambda d: d.update({f"x{k}": k for k in range(5000)})),
+        "S203",
+        "pass",
+    ),
+    Hostile(
+        "per_seed_of_5000_strings",
+        lambda: mutated("000", per_seed(["1"] * 5000, ["2"] * 5000, diffs=False)),
+        "S201",
+        "error",
+    ),
     # ---------------------------------------------------------------- encodings
     Hostile("utf8_bom", lambda: codecs.BOM_UTF8 + SEED_TEXT.encode("utf-8"), "E701", "pass"),
     Hostile("utf16_le_bom", lambda: codecs.BOM_UTF16_LE + SEED_TEXT.encode("utf-16-le"), "E701", "pass"),
@@ -214,10 +242,16 @@ CASES = [
     Hostile("nul_byte_in_header", lambda: b"header\x00\n" + SEED_TEXT.encode(), "P105", "error"),
     Hostile("nul_char_in_str", lambda: "x\x00" + SEED_TEXT, "P105", "error"),
     Hostile("invalid_utf8", lambda: SEED_TEXT.encode().replace(b"tabular", b"tab\xffular"), "P105", "error"),
-    Hostile("cp1251_header", lambda: HEADER.encode("cp1251") + SEED_TEXT.encode()[len(HEADER.encode()) :], "P105", "error"),
+    Hostile(
+        "cp1251_header", lambda: HEADER.encode("cp1251") + SEED_TEXT.encode()[len(HEADER.encode()) :], "P105", "error"
+    ),
     Hostile("control_characters_in_prose", lambda: "\x01\x02\x1b[31m\x07\x7f header\r\n" + SEED_TEXT, "E701", "pass"),
-    Hostile("raw_control_character_in_json_string", lambda: SEED_TEXT.replace("tabular", "tab\x01ular"), "P102", "error"),
-    Hostile("escaped_control_characters", lambda: SEED_TEXT.replace("tabular", "tab\\u0000\\u001bular"), "E701", "pass"),
+    Hostile(
+        "raw_control_character_in_json_string", lambda: SEED_TEXT.replace("tabular", "tab\x01ular"), "P102", "error"
+    ),
+    Hostile(
+        "escaped_control_characters", lambda: SEED_TEXT.replace("tabular", "tab\\u0000\\u001bular"), "E701", "pass"
+    ),
     Hostile(
         "lone_surrogate_escape_in_verdict",
         lambda: SEED_TEXT.replace('"verdict": "idea better (significant)"', '"verdict": "\\ud800 \\udfff"'),
@@ -230,47 +264,136 @@ CASES = [
     # ---------------------------------------------------------------- numbers
     Hostile("p_value_1e999", lambda: SEED_TEXT.replace('"p_value": 0.01475', '"p_value": 1e999'), "P104", "error"),
     Hostile("p_value_nan", lambda: SEED_TEXT.replace('"p_value": 0.01475', '"p_value": NaN'), "P104", "error"),
-    Hostile("per_seed_minus_infinity", lambda: SEED_TEXT.replace("10.067484855651855", "-Infinity", 1), "P104", "error"),
-    Hostile("integer_of_500_digits_in_per_seed", lambda: SEED_TEXT.replace("10.067484855651855", "9" * 500, 1), "P104", "error"),
-    Hostile("integer_of_5000_digits", lambda: SEED_TEXT.replace('"n_pairs": 8', '"n_pairs": ' + "9" * 5000), "P104", "error"),
-    Hostile("n_pairs_beyond_2_53", lambda: mutated("000", setting(*COMPARISON, "n_pairs", value=2**60)), "S201", "error"),
-    Hostile("delta_mean_10e300_as_integer", lambda: mutated("000", setting(*COMPARISON, "delta_mean", value=10**300)), "A305", "fail"),
-    Hostile("negative_zero_delta_mean", lambda: mutated("000", setting(*COMPARISON, "delta_mean", value=-0.0)), "A305", "fail"),
+    Hostile(
+        "per_seed_minus_infinity", lambda: SEED_TEXT.replace("10.067484855651855", "-Infinity", 1), "P104", "error"
+    ),
+    Hostile(
+        "integer_of_500_digits_in_per_seed",
+        lambda: SEED_TEXT.replace("10.067484855651855", "9" * 500, 1),
+        "P104",
+        "error",
+    ),
+    Hostile(
+        "integer_of_5000_digits", lambda: SEED_TEXT.replace('"n_pairs": 8', '"n_pairs": ' + "9" * 5000), "P104", "error"
+    ),
+    Hostile(
+        "n_pairs_beyond_2_53", lambda: mutated("000", setting(*COMPARISON, "n_pairs", value=2**60)), "S201", "error"
+    ),
+    Hostile(
+        "delta_mean_10e300_as_integer",
+        lambda: mutated("000", setting(*COMPARISON, "delta_mean", value=10**300)),
+        "A305",
+        "fail",
+    ),
+    Hostile(
+        "negative_zero_delta_mean",
+        lambda: mutated("000", setting(*COMPARISON, "delta_mean", value=-0.0)),
+        "A305",
+        "fail",
+    ),
     Hostile("negative_p_value", lambda: mutated("000", setting(*COMPARISON, "p_value", value=-0.01)), "S201", "error"),
     Hostile("p_value_above_one", lambda: mutated("000", setting(*COMPARISON, "p_value", value=1.5)), "S201", "error"),
     Hostile("negative_std", lambda: mutated("000", setting(*BASELINE, "std", value=-1.4)), "S201", "error"),
     Hostile("n_zero", lambda: mutated("000", setting(*BASELINE, "n", value=0)), "A301", "fail"),
     Hostile("one_seed_per_arm", lambda: mutated("000", per_seed([10.0], [9.0])), "D505", "fail"),
     Hostile("boolean_p_value", lambda: mutated("000", setting(*COMPARISON, "p_value", value=True)), "S201", "error"),
-    Hostile("boolean_per_seed", lambda: mutated("000", per_seed([True] * 8, [False] * 8, diffs=False)), "S201", "error"),
+    Hostile(
+        "boolean_per_seed", lambda: mutated("000", per_seed([True] * 8, [False] * 8, diffs=False)), "S201", "error"
+    ),
     Hostile("boolean_n", lambda: mutated("000", setting(*BASELINE, "n", value=False)), "S201", "error"),
     Hostile("empty_per_seed_arrays", lambda: mutated("000", per_seed([], [])), "A301", "error"),
     Hostile("mismatched_per_seed_lengths", lambda: mutated("000", per_seed([10.0] * 8, [9.0] * 7)), "A301", "error"),
     Hostile(
         "all_zero_baseline",
-        lambda: mutated("000", lambda d: (per_seed([0.0] * 8, [0.1, -0.2, 0.3, 0.1, 0.0, 0.2, -0.1, 0.05])(d), setting(*BASELINE, "mean", value=0.0)(d))),
+        lambda: mutated(
+            "000",
+            lambda d: (
+                per_seed([0.0] * 8, [0.1, -0.2, 0.3, 0.1, 0.0, 0.2, -0.1, 0.05])(d),
+                setting(*BASELINE, "mean", value=0.0)(d),
+            ),
+        ),
         "A307",
         "fail",
     ),
-    Hostile("subnormal_baseline_mean", lambda: mutated("000", per_seed([5e-324] * 4 + [0.0] * 4, [1.0, 2.0, 3.0, 4.0] * 2)), "A302", "fail"),
-    Hostile("per_seed_1e300", lambda: mutated("000", per_seed([1e300 * k for k in range(1, 9)], [-1e300 * k for k in range(1, 9)])), "S201", "error"),
-    Hostile("per_seed_opposite_1e308", lambda: mutated("000", per_seed([1.7e308, -1.7e308] * 4, [-1.7e308, 1.7e308] * 4)), "S201", "error"),
-    Hostile("per_seed_at_the_1e150_bound", lambda: mutated("000", per_seed([1e150, -1e150] * 4, [-1e150, 1e150] * 4)), "A302", "fail"),
-    Hostile("tiny_subnormal_values", lambda: mutated("000", per_seed([5e-324 * k for k in range(8)], [5e-324 * (k + 1) for k in range(8)])), "A302", "fail"),
-    Hostile("sweep_means_of_opposite_huge_sign", lambda: mutated("000", setting(*IDEA[:-1], "idea_sweep", value=[{"cfg": {"lr": 1}, "mean": 1.7e308}, {"cfg": {"lr": 2}, "mean": -1.7e308}])), "T602", "fail"),
+    Hostile(
+        "subnormal_baseline_mean",
+        lambda: mutated("000", per_seed([5e-324] * 4 + [0.0] * 4, [1.0, 2.0, 3.0, 4.0] * 2)),
+        "A302",
+        "fail",
+    ),
+    Hostile(
+        "per_seed_1e300",
+        lambda: mutated("000", per_seed([1e300 * k for k in range(1, 9)], [-1e300 * k for k in range(1, 9)])),
+        "S201",
+        "error",
+    ),
+    Hostile(
+        "per_seed_opposite_1e308",
+        lambda: mutated("000", per_seed([1.7e308, -1.7e308] * 4, [-1.7e308, 1.7e308] * 4)),
+        "S201",
+        "error",
+    ),
+    Hostile(
+        "per_seed_at_the_1e150_bound",
+        lambda: mutated("000", per_seed([1e150, -1e150] * 4, [-1e150, 1e150] * 4)),
+        "A302",
+        "fail",
+    ),
+    Hostile(
+        "tiny_subnormal_values",
+        lambda: mutated("000", per_seed([5e-324 * k for k in range(8)], [5e-324 * (k + 1) for k in range(8)])),
+        "A302",
+        "fail",
+    ),
+    Hostile(
+        "sweep_means_of_opposite_huge_sign",
+        lambda: mutated(
+            "000",
+            setting(
+                *IDEA[:-1],
+                "idea_sweep",
+                value=[{"cfg": {"lr": 1}, "mean": 1.7e308}, {"cfg": {"lr": 2}, "mean": -1.7e308}],
+            ),
+        ),
+        "T602",
+        "fail",
+    ),
     Hostile(
         "mechanism_ratio_overflows",
-        lambda: mutated("000", setting("bench_report", "mechanism_signature", value={"target_x": 1e-320, "observed_x": 1e308, "confirmed": True})),
+        lambda: mutated(
+            "000",
+            setting(
+                "bench_report",
+                "mechanism_signature",
+                value={"target_x": 1e-320, "observed_x": 1e308, "confirmed": True},
+            ),
+        ),
         "V407",
         "pass",
     ),
     # ---------------------------------------------------------------- talking to the reader
     Hostile("injection_in_prose_fields", lambda: mutated("001", injected), "D501", "fail"),
-    Hostile("fake_auditor_output_in_trailing_prose", lambda: SEED_001.read_text() + "\n\nAuditor result:\n```json\n" + FAKE_AUDITOR_OUTPUT + "\n```\n", "D501", "fail", absent=("P103",)),
-    Hostile("decoy_answer_before_and_after", lambda: DECOY + "\n" + SEED_001.read_text() + "\n" + DECOY, "D501", "fail", absent=("P103",)),
+    Hostile(
+        "fake_auditor_output_in_trailing_prose",
+        lambda: SEED_001.read_text() + "\n\nAuditor result:\n```json\n" + FAKE_AUDITOR_OUTPUT + "\n```\n",
+        "D501",
+        "fail",
+        absent=("P103",),
+    ),
+    Hostile(
+        "decoy_answer_before_and_after",
+        lambda: DECOY + "\n" + SEED_001.read_text() + "\n" + DECOY,
+        "D501",
+        "fail",
+        absent=("P103",),
+    ),
     Hostile(
         "decoy_report_claiming_success_after_the_real_one",
-        lambda: SEED_001.read_text() + "\n\nCorrected:\n" + mutated("001", lambda d: d.update(worked=True, verdict="Everything passed.", practical_verdict="helps")),
+        lambda: (
+            SEED_001.read_text()
+            + "\n\nCorrected:\n"
+            + mutated("001", lambda d: d.update(worked=True, verdict="Everything passed.", practical_verdict="helps"))
+        ),
         "D501",
         "fail",
     ),
@@ -311,6 +434,12 @@ def test_the_per_seed_limit_is_a_clear_schema_finding() -> None:
     messages = [f.message for f in result.findings if f.rule == "S201"]
     assert any("holds 12 items, more than the limit of 10 (--max-seeds)" in m for m in messages), messages
     assert result.status == "error"
+
+
+def test_long_verdicts_are_quoted_shortened() -> None:
+    text = mutated("000", setting(*COMPARISON, "verdict", value="unclear " * 200_000))
+    (v401,) = [f for f in audit_bytes(text, "x").findings if f.rule == "V401"]
+    assert len(v401.message) < 600 and len(v401.claimed) <= 200
 
 
 def test_schema_findings_are_capped_and_counted() -> None:

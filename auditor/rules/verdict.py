@@ -20,6 +20,12 @@ from ..verdicts import Verdict, classify_practical
 from . import verdict_prose  # noqa: F401  (registers V406)
 
 _SYSTEM_VERDICTS = {"worked": True, "failed": False}
+# A verdict string is quoted in messages up to this many characters.
+QUOTED_CHARS = 200
+
+
+def _quoted(text: str) -> str:
+    return text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 3] + "..."
 
 
 def _reference_verdict(ctx: AuditContext) -> tuple[Verdict | None, str]:
@@ -73,10 +79,10 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
     if claimed is None:
         yield finding(
             "V401",
-            f'the verdict "{text}" is not recognised as better, worse or no effect; the recomputed '
+            f'the verdict "{_quoted(text)}" is not recognised as better, worse or no effect; the recomputed '
             f'verdict is "{r.verdict.value}" (p={r.p_value:.6g}, delta_mean={r.delta_mean:.6g})',
             pointer=pointer,
-            claimed=text,
+            claimed=_quoted(text),
             recomputed=r.verdict.value,
         )
         return
@@ -84,11 +90,11 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
         return
     yield finding(
         "V401",
-        f'the verdict says "{text}" but the recomputed two-sided p is {r.p_value:.6g} (alpha '
+        f'the verdict says "{_quoted(text)}" but the recomputed two-sided p is {r.p_value:.6g} (alpha '
         f"{ctx.options.alpha:g}) with delta_mean {r.delta_mean:.6g} ({ctx.report.metric_direction}); "
         f'the verdict should be "{r.verdict.value}"',
         pointer=pointer,
-        claimed=text,
+        claimed=_quoted(text),
         recomputed=r.verdict.value,
     )
 
@@ -153,7 +159,7 @@ def worked_contradicts_system_verdict(ctx: AuditContext) -> Iterator[Finding]:
         return
     yield finding(
         "V403",
-        f'worked is {str(a.worked).lower()} but system_verdict is "{a.system_verdict}"; '
+        f'worked is {str(a.worked).lower()} but system_verdict is "{_quoted(a.system_verdict)}"; '
         "make the two agree with the comparison verdict",
         pointer=join_pointer("", "worked"),
         claimed=a.worked,
@@ -188,10 +194,10 @@ def practical_verdict_contradicts_comparison(ctx: AuditContext) -> Iterator[Find
         return
     yield finding(
         "V404",
-        f'practical_verdict is "{a.practical_verdict}" but {source} is "{reference.value}"; '
+        f'practical_verdict is "{_quoted(a.practical_verdict)}" but {source} is "{reference.value}"; '
         f'set it to "{reference.practical}"',
         pointer=join_pointer("", "practical_verdict"),
-        claimed=a.practical_verdict,
+        claimed=_quoted(a.practical_verdict),
         recomputed=reference.practical,
     )
 
