@@ -34,6 +34,7 @@ FAMILIES = {
     "E": "effect",
     "R": "rerun",
     "X": "cross-answer",
+    "X0": "internal",  # X000: the auditor's own failure, not the answer's
 }
 
 
@@ -134,7 +135,9 @@ class Rule:
 
     @property
     def family(self) -> str:
-        return FAMILIES.get(self.code[:1], "other")
+        # The longest matching prefix wins, so X000 is "internal" while X901 is "cross-answer".
+        prefixes = [p for p in FAMILIES if self.code.startswith(p)]
+        return FAMILIES[max(prefixes, key=len)] if prefixes else "other"
 
     @property
     def summary(self) -> str:
