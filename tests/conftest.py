@@ -48,3 +48,17 @@ def as_transcript(document: dict, header: str = HEADER) -> str:
     import json
 
     return header + json.dumps(document, ensure_ascii=False)
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains ``marker`` (leak checks after a rerun)."""
+    import os
+
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found

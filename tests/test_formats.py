@@ -37,7 +37,7 @@ def _render(run: Run, name: str) -> str:
 
 
 def test_every_format_is_registered() -> None:
-    assert {"text", "json", "jsonl", "sarif", "junit", "github"} <= set(FORMATS)
+    assert {"text", "json", "jsonl", "sarif", "junit", "github", "html"} <= set(FORMATS)
 
 
 def test_sarif_validates_against_the_official_schema(fixture_run) -> None:
@@ -121,3 +121,16 @@ def test_text_table_lists_failures_first_with_totals(fixture_run) -> None:
     assert "most frequent:" in text and "Benjamini-Hochberg" in text
     first_pass = text.index(" PASS ")
     assert text.rfind(" FAIL ") < first_pass and text.rfind(" ERROR ") < first_pass
+
+
+def test_text_batch_details_the_first_failures_above_the_table(fixture_run) -> None:
+    from auditor.formats.text import DETAILED_FAILURES
+
+    text = _render(fixture_run, "text")
+    failing = [r for r in fixture_run.results if r.status != "pass"]
+    assert len(failing) > DETAILED_FAILURES
+    assert text.count("╭─") == DETAILED_FAILURES  # one panel per detailed failure
+    assert f"and {len(failing) - DETAILED_FAILURES} more failing transcripts" in text
+    assert text.index("╭─") < text.index("most frequent:")
+    first = failing[0]
+    assert first.findings[0].message.split()[0] in text

@@ -24,7 +24,7 @@ from auditor.options import AuditOptions, RerunOptions
 from auditor.rerun import DeviceUnavailable, run_and_compare
 from auditor.rerun.device import probe_interpreter, resolve_python
 
-from conftest import FIXTURES
+from conftest import FIXTURES, processes_with
 
 EXPERIMENTS = FIXTURES / "experiments"
 REQUIRED = {"bwrap": shutil.which("bwrap"), "torch": importlib.util.find_spec("torch")}
@@ -229,17 +229,6 @@ def test_writes_outside_the_copy_change_nothing_on_the_host(tmp_path: Path) -> N
                 os.unlink(target)
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
 def test_timeout_kills_the_whole_process_tree() -> None:
     marker = f"auditor-sleep-{uuid.uuid4().hex}"
     document = _with_how_to_run("hostile_sleep", f"python3 sleep_forever.py {marker}")
@@ -250,9 +239,9 @@ def test_timeout_kills_the_whole_process_tree() -> None:
     assert "sleeping forever" in findings[0].message  # the log tail
     assert record["timed_out"] is True and record["signal"] == "SIGKILL" and record["exit_code"] is None
     deadline = time.monotonic() + 3
-    while _processes_with(marker) and time.monotonic() < deadline:
+    while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_with(marker) == []
+    assert processes_with(marker) == []
 
 
 def test_unbounded_allocation_hits_the_memory_cap() -> None:

@@ -32,7 +32,7 @@ from auditor.rerun import run_and_compare
 from auditor.rerun.device import probe_interpreter, resolve_python
 from auditor.rerun.sandbox import find_bubblewrap, masked_dirs
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, processes_with, ROOT
 
 EXPERIMENTS = FIXTURES / "experiments"
 MiB = 1024 * 1024
@@ -70,17 +70,6 @@ def rules_of(findings: list) -> list[str]:
 def everything_said(findings: list, record: dict) -> str:
     """All the text the auditor hands on: finding messages and values, and the rerun record."""
     return json.dumps([f.to_dict() for f in findings], ensure_ascii=False) + json.dumps(record, ensure_ascii=False)
-
-
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
 
 
 def assert_none_left(marker: str) -> None:

@@ -107,14 +107,28 @@ def make_console(stream: TextIO) -> Console:
     return Console(file=stream, width=width, highlight=False, soft_wrap=False)
 
 
+# A batch shows the detailed panels of at most this many failing transcripts
+# above its table, so the table and totals stay on the last screen.
+DETAILED_FAILURES = 5
+
+
 def write(run: Run, stream: TextIO) -> None:
-    """One transcript: its detailed panel.  Several: one table, failures first, then totals."""
+    """One transcript: its detailed panel.  Several: the panels of the first
+    failing ones, then one table, failures first, then totals."""
     console = make_console(stream)
     if len(run.results) == 1:
         console.print(_panel(run.results[0]))
         return
     from .batch_table import batch_report
 
+    failing = [r for r in run.results if r.status != "pass"]
+    for result in failing[:DETAILED_FAILURES]:
+        console.print(_panel(result))
+    if len(failing) > DETAILED_FAILURES:
+        console.print(
+            f"… and {len(failing) - DETAILED_FAILURES} more failing transcripts in the table below; "
+            "`auditor audit FILE` shows one in detail"
+        )
     for renderable in batch_report(run, console.width):
         console.print(renderable)
 
