@@ -102,20 +102,9 @@ def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[Audi
     problems: list[Finding] = []
     recomputed = None
     n = baseline.per_seed.size
-    if n != idea.per_seed.size or n == 0:
-        pass  # A301 reports the mismatch; nothing can be paired
-    elif n > options.max_seeds:
-        problems.append(
-            finding(
-                "A301",
-                f"{n} per-seed values exceed the limit of {options.max_seeds} (--max-seeds); "
-                "the paired statistics were not recomputed",
-                pointer=baseline.stats_pointer + "/per_seed",
-                claimed=n,
-                recomputed=options.max_seeds,
-            )
-        )
-    else:
+    # Unpaired arms (A301 says so) are not recomputed; arrays over --max-seeds
+    # never get here, the schema stage refuses them (S201).
+    if n == idea.per_seed.size and n > 0:
         try:
             recomputed = recompute(
                 baseline.per_seed,

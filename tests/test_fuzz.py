@@ -416,7 +416,7 @@ def test_prose_checks_on_random_text(text: str, seed: int) -> None:
     assert result.status in (REFERENCE[which].status, "fail")
 
 
-def test_the_seeds_themselves_are_clean() -> None:
+def test_the_seeds_keep_the_contract() -> None:
     for text in SEED_TEXTS:
         check(audit_bytes(text, "seed", OPTIONS))
     check(audit_bytes(as_transcript(SEEDS["000"]), "seed", OPTIONS))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +25,9 @@ from auditor.schema import (
 
 from conftest import ROOT, as_transcript, codes, seed_answer
 
+sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
+from parse_schema import tuned_idea  # noqa: E402  (the fixtures' own rewrite, shared)
+
 
 def rules(findings) -> list[str]:
     return [f.rule for f in findings]
@@ -38,13 +42,7 @@ def edited(which: str, edit) -> dict:
 def tuned_idea_000() -> dict:
     """Seed 000 with its flat idea rewritten in seed 001's tuned shape."""
     answer = seed_answer("000")
-    report = answer["bench_report"]
-    flat = report.pop("idea")
-    report["idea"] = {
-        "best_cfg": flat["cfg"],
-        "sweep": report.pop("idea_sweep"),
-        "full": {key: flat[key] for key in ("mean", "std", "per_seed", "n")},
-    }
+    tuned_idea(answer)
     return answer
 
 

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..findings import Finding, finding
+from ..model import join_pointer
 from ..options import AuditOptions
-from ..stats import recompute
+from ..stats import NonFiniteStatistics, recompute
 from ..verdicts import Verdict, classify_verdict
 
 ARMS = ("baseline", "idea")
@@ -195,11 +196,14 @@ def rerun_verdict(claimed: dict[str, Any], rerun: dict[str, Any], options: Audit
     if len(baseline) > options.max_seeds or not all(map(math.isfinite, baseline + idea)):
         return None
     direction = claimed.get("metric_direction", rerun.get("metric_direction"))
-    result = recompute(
-        np.asarray(baseline), np.asarray(idea), lower_is_better=direction != "higher is better",
-        alpha=options.alpha, exact_max_n=options.exact_max_n, resamples=options.mc_resamples,
-        seed=options.random_seed,
-    )
+    try:
+        result = recompute(
+            np.asarray(baseline), np.asarray(idea), lower_is_better=direction != "higher is better",
+            alpha=options.alpha, exact_max_n=options.exact_max_n, resamples=options.mc_resamples,
+            seed=options.random_seed,
+        )
+    except NonFiniteStatistics:  # values near the float range: R804 already says they differ
+        return None
     return result.verdict
 
 
@@ -227,7 +231,7 @@ def json_differences(a: Any, b: Any, pointer: str, out: list[tuple[str, Any, Any
         return
     if isinstance(a, dict) and isinstance(b, dict):
         for key in list(a) + [k for k in b if k not in a]:
-            child = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            child = join_pointer(pointer, str(key))
             if key not in a or key not in b:
                 out.append((child, a.get(key, "<absent>"), b.get(key, "<absent>")))
             else:
