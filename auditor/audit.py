@@ -112,7 +112,7 @@ def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[Audi
                 lower_is_better=report.lower_is_better,
                 alpha=options.alpha,
                 exact_max_n=options.exact_max_n,
-                resamples=options.mc_resamples,
+                resamples=options.resamples,
                 seed=options.random_seed,
             )
         except NonFiniteStatistics as exc:  # the schema's bound on per-seed values prevents this

@@ -71,7 +71,11 @@ def _add_audit_arguments(audit: argparse.ArgumentParser) -> None:
     audit.add_argument("--fail-on", type=_fail_on, metavar="error|warning|info|never", help="default: error")
     audit.add_argument("--exit-zero", action="store_true", help="exit 0 even when transcripts fail")
     audit.add_argument("--alpha", type=_probability, help="significance level (default 0.05)")
-    audit.add_argument("--mc-resamples", type=_positive_int, help="B assumed for Monte-Carlo p-values (10,000)")
+    audit.add_argument("--mc-resamples", type=_positive_int,
+                       help="B assumed for a claimed Monte-Carlo p when the answer states none (10,000), "
+                       "tried beside the usual counts")
+    audit.add_argument("--resamples", type=_positive_int,
+                       help="resamples of the auditor's own randomized test above 40 seeds (100,000)")
     audit.add_argument("--max-bytes", type=_positive_int, default=16 * MiB, help="largest input read, in bytes")
     audit.add_argument("--max-depth", type=_positive_int, default=64, help="deepest JSON nesting accepted")
     audit.add_argument("--max-seeds", type=_positive_int, default=10_000, help="most per-seed values recomputed")
@@ -155,6 +159,7 @@ def _settings(args: argparse.Namespace):  # -> config.Settings
         fail_on=args.fail_on,
         alpha=args.alpha,
         mc_resamples=args.mc_resamples,
+        resamples=args.resamples,
         fdr=args.fdr,
         include=args.include,
         exclude=args.exclude,

@@ -12,7 +12,8 @@ Keys (kebab-case)::
     ignore = ["T601"]
     fail-on = "warning"            # error | warning | info | never
     alpha = 0.05
-    mc-resamples = 20000
+    mc-resamples = 20000           # B assumed for claimed Monte-Carlo p-values
+    resamples = 100000             # the auditor's own randomized test (n > 40)
     fdr = 0.05                     # X902 false-discovery rate
     include = ["*.txt", "*.md", "*.json"]
     exclude = ["drafts"]
@@ -67,6 +68,7 @@ class Config:
     fail_on: str | None = None  # "error" | "warning" | "info" | "never"
     alpha: float | None = None
     mc_resamples: int | None = None
+    resamples: int | None = None
     fdr: float | None = None
     include: tuple[str, ...] | None = None
     exclude: tuple[str, ...] | None = None
@@ -216,6 +218,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "fail-on": ("fail_on", _fail_on),
     "alpha": ("alpha", _probability),
     "mc-resamples": ("mc_resamples", _positive_int),
+    "resamples": ("resamples", _positive_int),
     "fdr": ("fdr", _probability),
     "include": ("include", _globs),
     "exclude": ("exclude", _globs),
@@ -252,6 +255,7 @@ def resolve(
     fail_on: str | None = None,
     alpha: float | None = None,
     mc_resamples: int | None = None,
+    resamples: int | None = None,
     fdr: float | None = None,
     include: Sequence[str] | None = None,
     exclude: Sequence[str] | None = None,
@@ -270,6 +274,7 @@ def resolve(
         fail_on=fail_on_severity(_first(fail_on, config.fail_on, "error")),
         alpha=_first(alpha, config.alpha, defaults.alpha),
         mc_resamples=_first(mc_resamples, config.mc_resamples, defaults.mc_resamples),
+        resamples=_first(resamples, config.resamples, defaults.resamples),
         severity_overrides=dict(config.severity),
         **config.thresholds,
         **limits,

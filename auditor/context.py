@@ -9,6 +9,7 @@ from typing import Any
 
 from .model import Answer, ArmView, BenchReport, join_pointer
 from .options import AuditOptions
+from .pvalues import PAgreement, agreement
 from .stats import Recomputed
 from .verdicts import Verdict, classify_verdict
 
@@ -47,3 +48,45 @@ class AuditContext:
 
     def arms(self) -> tuple[ArmView, ArmView]:
         return (self.baseline, self.idea)
+
+    @functools.cached_property
+    def stated_resamples(self) -> tuple[int, ...]:
+        """Monte-Carlo resample counts the answer's words state ("20,000 sign flips", "n_resamples=5000")."""
+        from .prose import extract_resample_counts
+
+        found: list[int] = []
+        budget = self.options.max_prose_chars
+        for text in self.prose_texts():
+            if budget <= 0:
+                break
+            found.extend(extract_resample_counts(text, budget))
+            budget -= len(text)
+        return tuple(dict.fromkeys(found))
+
+    def prose_texts(self) -> list[str]:
+        """Free text where an answer describes its method: verdict, metrics, limitations, protocol note."""
+        texts: list[str] = []
+        if self.answer is not None:
+            for value in (self.answer.verdict, getattr(self.answer, "limitations", None)):
+                if isinstance(value, str):
+                    texts.append(value)
+            metrics = self.answer.metrics
+            if isinstance(metrics, dict):
+                texts.extend(v for v in list(metrics.values())[:1_000] if isinstance(v, str))
+        note = getattr(self.report, "protocol_note", None)
+        if isinstance(note, str):
+            texts.append(note)
+        return texts
+
+    @functools.cached_property
+    def p_agreement(self) -> PAgreement | None:
+        """Whether the claimed p_value could come from an honest sign-flip test (None: nothing recomputed)."""
+        r = self.recomputed
+        if r is None:
+            return None
+        return agreement(
+            self.report.comparison.p_value,
+            r.p_band,
+            stated_resamples=self.stated_resamples,
+            assumed_resamples=self.options.mc_resamples,
+        )

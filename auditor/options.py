@@ -18,11 +18,13 @@ MiB = 1024 * 1024
 class AuditOptions:
     # Significance level for the recomputed verdict.
     alpha: float = 0.05
-    # Resamples B assumed for a claimed Monte-Carlo p-value: a claim is consistent
-    # when it lies within 3.29*sqrt(p(1-p)/B) + 1/B of the exact p.
+    # Resamples B assumed for a claimed Monte-Carlo p-value when the answer does
+    # not state its own, tried beside the counts agents commonly use (auditor.pvalues).
     mc_resamples: int = 10_000
-    # Largest n for which the sign-flip test is enumerated exactly (2^20 sums).
-    exact_max_n: int = 20
+    # Resamples of the auditor's own randomized sign-flip test (n > exact_max_n).
+    resamples: int = 100_000
+    # Largest n for which the sign-flip test is enumerated exactly (meet-in-the-middle, at most 40).
+    exact_max_n: int = 40
     # Seed of the randomized sign-flip test used above exact_max_n.
     random_seed: int = 0
     # E701: an effect is negligible below this fraction of |baseline mean| ...

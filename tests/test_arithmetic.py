@@ -134,8 +134,24 @@ def test_a304_reversed_sign_points_at_the_array() -> None:
 def test_a304_float32_noise_in_diffs_is_tolerated() -> None:
     answer = seed_answer()
     c = _comparison(answer)
-    c["per_seed_diffs"] = [x + 2e-6 for x in c["per_seed_diffs"]]  # below float32 noise of values near 10
+    import numpy as np
+
+    # A float32 computation two float32 ulps (values near 10: ~1.9e-6) off, printed in full.
+    c["per_seed_diffs"] = [float(np.float32(x + 2e-6)) for x in c["per_seed_diffs"]]
     assert run_rule("A304", answer) == []
+
+
+def test_a304_rounded_diffs_are_tolerated() -> None:
+    c = _comparison(answer := seed_answer())
+    c["per_seed_diffs"] = [float(f"{x:.4g}") for x in c["per_seed_diffs"]]
+    assert run_rule("A304", answer) == []
+
+
+def test_a304_a_hand_edited_seventh_digit_is_caught() -> None:
+    c = _comparison(answer := seed_answer())
+    c["per_seed_diffs"][2] = -0.01031504140625  # -0.01031494140625 with its 7th significant digit edited
+    [f] = run_rule("A304", answer)
+    assert f.pointer.endswith("/per_seed_diffs/2")
 
 
 def test_a305_wrong_delta_mean() -> None:
@@ -180,39 +196,77 @@ def test_a306_higher_is_better_counts_upwards() -> None:
 
 def test_a307_p_outside_the_monte_carlo_band() -> None:
     answer = seed_answer()
-    _comparison(answer)["p_value"] = 0.03
+    _comparison(answer)["p_value"] = 0.0462
     [f] = run_rule("A307", answer)
     assert f.pointer == "/bench_report/comparison/p_value"
     assert f.recomputed == 0.015625
     assert "all 256 sign patterns is 0.015625" in f.message
 
 
-@pytest.mark.parametrize("p", [0.015625, 0.01475, 0.0156, 0.018])
+@pytest.mark.parametrize(
+    "p",
+    [
+        0.015625,  # exact
+        0.01475,  # seed 000: 295/20000
+        0.0156,  # exact, rounded
+        0.02,  # exact, rounded to 2 decimals
+        0.018,  # 18/1000
+        0.0138,  # 138/10000
+        0.015623,  # 15623/1000000: a tight interval that holds
+    ],
+)
 def test_a307_monte_carlo_estimates_are_consistent(p: float) -> None:
     answer = seed_answer()
     _comparison(answer)["p_value"] = p
     assert run_rule("A307", answer) == []
 
 
-def test_a307_band_follows_mc_resamples() -> None:
+def test_a307_a_five_digit_p_gets_the_tight_interval_of_a_large_b() -> None:
     answer = seed_answer()
-    _comparison(answer)["p_value"] = 0.01475
-    assert run_rule("A307", answer, mc_resamples=10_000_000) != []
+    # 0.017 is a plausible count over 1,000 draws; 0.017123 is only reachable by
+    # B = 1,000,000, where it is 12 standard errors from 0.015625.
+    _comparison(answer)["p_value"] = 0.017
+    assert run_rule("A307", answer) == []
+    _comparison(answer)["p_value"] = 0.017123
+    [f] = run_rule("A307", answer)
+    assert f.recomputed == 0.015625
+
+
+def test_a307_stated_resample_count_is_used() -> None:
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = 0.018  # fine for B = 1,000, not for the stated 1,000,000
+    assert run_rule("A307", answer) == []
+    answer["limitations"] += " The p-value uses 1,000,000 random sign flips."
+    [f] = run_rule("A307", answer)
+    assert "1 resample count" in f.message
 
 
 def test_a307_says_when_the_one_sided_p_was_reported() -> None:
     answer = seed_answer()
     _comparison(answer)["p_value"] = 0.0078125
-    [f] = run_rule("A307", answer, mc_resamples=1_000_000)
-    assert "matches the one-sided p 0.0078125" in f.message
+    [f] = run_rule("A307", answer)
+    assert "is the one-sided sign-flip p (0.0078125)" in f.message
+
+
+def test_a307_names_the_paired_t_test() -> None:
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    answer = seed_answer()
+    report = _report(answer)
+    t_p = scipy_stats.ttest_rel(report["idea"]["per_seed"], report["baseline"]["full"]["per_seed"]).pvalue
+    _comparison(answer)["p_value"] = float(f"{t_p:.3g}")
+    [f] = run_rule("A307", answer)
+    assert "paired t-test" in f.message
+    assert np.isclose(f.recomputed, 0.015625)
 
 
 def test_a307_randomized_p_widens_the_band() -> None:
     import numpy as np
 
     rng = np.random.default_rng(5)
-    base = list(10 + rng.normal(0, 1, 30))
-    idea = [b - 0.01 + rng.normal(0, 0.02) for b in base]
+    base = list(10 + rng.normal(0, 1, 45))
+    idea = [b - 0.003 + rng.normal(0, 0.02) for b in base]
     answer = seed_answer()
     report = _report(answer)
     report["baseline"]["full"]["per_seed"] = base
@@ -221,6 +275,7 @@ def test_a307_randomized_p_widens_the_band() -> None:
 
     r = context_for(answer).recomputed
     assert r.p_method == "randomized"
+    assert r.p_band.low < r.p_value < r.p_band.high
     _comparison(answer)["p_value"] = r.p_value
     assert run_rule("A307", answer) == []
     _comparison(answer)["p_value"] = min(1.0, r.p_value + 0.2)
@@ -234,6 +289,17 @@ def test_a308_p_below_the_floor() -> None:
     [f] = run_rule("A308", answer)
     assert f.recomputed == pytest.approx(0.0078125)
     assert "2/2^8" in f.message
+
+
+def test_a308_floor_counts_only_nonzero_differences() -> None:
+    answer = seed_answer()
+    report = _report(answer)
+    # Seeds 0-4 tie exactly: 3 non-zero differences leave a floor of 2/2^3 = 0.25.
+    report["idea"]["per_seed"][:5] = report["baseline"]["full"]["per_seed"][:5]
+    _comparison(answer)["p_value"] = 0.03
+    [f] = run_rule("A308", answer)
+    assert f.recomputed == pytest.approx(0.25)
+    assert "5 of them with a zero difference" in f.message
 
 
 def test_a308_p_at_the_floor_is_possible() -> None:

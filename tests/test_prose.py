@@ -9,8 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor import prose
+from auditor.audit import audit_path
+from auditor.options import AuditOptions
 
-from conftest import seed_answer
+from conftest import FIXTURES, codes, seed_answer
+from rule_context import run_rule
 
 
 def test_seed_000_verdict_sentence() -> None:
@@ -61,6 +64,18 @@ def test_spans_point_at_the_matched_text() -> None:
         ("p=1.5e-3", "=", 0.0015),
         ("p = 2×10^-4", "=", 0.0002),
         ("p=.05", "=", 0.05),
+        ("p<0.01", "<", 0.01),
+        ("p < .05", "<", 0.05),
+        ("p ≤ 0.05", "<=", 0.05),
+        ("p<.001", "<", 0.001),
+        ("P<.05", "<", 0.05),
+        ("(p<.05)", "<", 0.05),
+        ("p≤.05", "<=", 0.05),
+        ("p ⩽ 0.05", "<=", 0.05),
+        ("p=<0.05", "<=", 0.05),
+        ("p<1e-3", "<", 0.001),
+        ("p > .5", ">", 0.5),
+        ("p ≥ 0.1", ">=", 0.1),
     ],
 )
 def test_p_value_spellings(text: str, relation: str, value: float) -> None:
@@ -188,12 +203,20 @@ def test_scanned_length_is_capped() -> None:
         "mean delta " * 10_000,
         ("p" + " " * 1000) * 100,
         "9." * 50_000,
+        "1%" * 50_000,
+        "-1%" * 33_000,
+        "1% lower " * 11_000,
+        "a 1% reduction in MSE " * 4_500,
+        "improved by 1% " * 6_000,
+        "reduced " * 12_000 + "by 1%",
+        "1 - " * 25_000,
     ],
     ids=lambda text: repr(text[:12]),
 )
 def test_scanning_is_linear(text: str) -> None:
     start = time.perf_counter()
     prose.extract_claims(text)
+    prose.extract_resample_counts(text)
     assert time.perf_counter() - start < 2.0
 
 
@@ -201,9 +224,469 @@ def test_scanning_is_linear(text: str) -> None:
 @given(st.text(max_size=300))
 def test_never_raises_on_arbitrary_text(text: str) -> None:
     claims = prose.extract_claims(text)
-    for claim in claims.p_values + claims.wins + claims.deltas + claims.from_to:
+    for claim in claims.p_values + claims.wins + claims.deltas + claims.from_to + claims.relative_changes:
         assert text[claim.span[0] : claim.span[1]] == claim.text
+    assert all(isinstance(n, int) for n in prose.extract_resample_counts(text))
 
 
 def test_non_strings_have_no_claims() -> None:
     assert not prose.extract_claims(None)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- p bounds in V406
+
+# Seed 000 claims p=0.01475; the exact recomputed p is 0.015625.  A bound is
+# consistent when either satisfies it.
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "paired permutation p < 0.05",
+        "p < .05",
+        "p<0.02",
+        "p<.02",
+        "p ≤ 0.05",
+        "p≤.05",
+        "p ≤ 0.0156",  # rounds to the recomputed p: a non-strict bound holds
+        "p ≤ 0.01",  # 0.01475 rounds to 0.01 at two decimals (a strict "<" does not hold)
+        "p < 0.015",  # the claimed p satisfies it
+        "p > 0.01",
+    ],
+)
+def test_v406_p_bounds_the_report_satisfies(sentence: str) -> None:
+    answer = seed_answer()
+    answer["verdict"] = sentence
+    assert run_rule("V406", answer) == []
+
+
+@pytest.mark.parametrize("sentence", ["p<0.01", "p<.001", "p < .01", "p ≤ 0.001", "p<0.0147", "p > 0.05"])
+def test_v406_p_bounds_the_report_violates(sentence: str) -> None:
+    answer = seed_answer()
+    answer["verdict"] = sentence
+    [f] = run_rule("V406", answer)
+    assert f"\"{sentence}\"" in f.message and "0.01475" in f.message
+
+
+# --------------------------------------------------------------------------- relative changes: extraction
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted", "value", "direction"),
+    [
+        ("a 4.1% reduction in test MSE", "a 4.1% reduction", 4.1, "decrease"),
+        ("improved by 2%", "improved by 2%", 2.0, "better"),
+        ("MSE dropped 4.1%", "dropped 4.1%", 4.1, "decrease"),
+        ("4.1% lower MSE", "4.1% lower", 4.1, "decrease"),
+        ("reduced test loss by 0.08%", "reduced test loss by 0.08%", 0.08, "decrease"),
+        ("a 2.3% improvement", "a 2.3% improvement", 2.3, "better"),
+        ("accuracy increased by 1.5%", "increased by 1.5%", 1.5, "increase"),
+        ("test MSE fell 0.08% overall", "fell 0.08%", 0.08, "decrease"),
+        ("test accuracy rose 1.2%", "rose 1.2%", 1.2, "increase"),
+        ("a 0.08% relative reduction in MSE", "a 0.08% relative reduction", 0.08, "decrease"),
+        ("a reduction of 4.1% in MSE", "a reduction of 4.1%", 4.1, "decrease"),
+        ("an improvement of 0.1% in test MSE", "an improvement of 0.1%", 0.1, "better"),
+        ("test MSE was 0.08% lower than the baseline", "0.08% lower", 0.08, "decrease"),
+        ("test MSE lower by 0.08%", "lower by 0.08%", 0.08, "decrease"),
+        ("MSE was 2% worse", "2% worse", 2.0, "worse"),
+        ("the idea degraded test MSE by 3%", "degraded test MSE by 3%", 3.0, "worse"),
+        ("a 1.5% gain in accuracy", "a 1.5% gain", 1.5, "better"),
+        ("4.1 percent lower MSE", "4.1 percent lower", 4.1, "decrease"),
+        ("MSE improved only 0.08%", "improved only 0.08%", 0.08, "better"),
+        ("The idea gave a 2.3% improvement over the baseline.", "a 2.3% improvement", 2.3, "better"),
+        ("+0.5% higher accuracy", "+0.5% higher", 0.5, "increase"),
+    ],
+)
+def test_relative_change_spellings(text: str, quoted: str, value: float, direction: str) -> None:
+    [c] = prose.extract_relative_changes(text)
+    assert (c.text, c.reported.value, c.direction) == (quoted, pytest.approx(value), direction)
+    assert text[c.span[0] : c.span[1]] == c.text
+    assert not c.approximate
+
+
+def test_relative_change_in_the_seed_sentence() -> None:
+    text = "Across 8 paired seeds, test MSE improved from 10.93094 to 10.92225 (a 0.079% reduction in test MSE), with p=0.01."
+    claims = prose.extract_claims(text)
+    [c] = claims.relative_changes
+    assert (c.text, c.direction, c.metric_words) == ("a 0.079% reduction", "decrease", frozenset({"test", "mse"}))
+    assert claims.from_to and claims.p_values  # the other claims are still read
+
+
+@pytest.mark.parametrize("text", ["about 0.1% lower MSE", "a ~0.08% improvement", "improved MSE by roughly 0.1%"])
+def test_approximate_relative_changes_get_a_full_unit(text: str) -> None:
+    [c] = prose.extract_relative_changes(text)
+    assert c.approximate and c.reported.half_unit == pytest.approx(2 * prose.parse_number(c.reported.text).half_unit)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the baseline's MSE was 0.08% higher",  # the baseline is the subject
+        "the control arm was 0.08% worse",
+        "a -0.08% reduction in MSE",  # a signed number
+        "MSE dropped −0.08%",
+        "Adam's MSE was 0.08% higher",  # an unknown subject may be the baseline
+        "MSE was 0.08% higher than with clipping",  # compared with the idea
+        "test MSE was 0.08% lower relative to the idea",
+    ],
+)
+def test_relative_change_with_an_unclear_direction(text: str) -> None:
+    [c] = prose.extract_relative_changes(text)
+    assert c.direction is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "clip fraction 4.1% lower",
+        "Clip fraction: 4.1% lower",
+        "mean clip fraction dropped 30%",
+        "mean tail above threshold dropped 30%",
+        "accuracy 91.2%",
+        "accuracy from 90.1% to 91.2%",
+        "accuracy rose from 90.1% to 91.2%",
+        "MDE of 0.043%, a 0.04% detectable effect",
+        "mde_rel_pct=0.043% lower",
+        "95% confidence interval",
+        "a 95% CI that is 3% higher",
+        "improved on 87.5% of seeds",
+        "improved by less than 1%",
+        "improved by up to 5%",
+        "improved by at least 2%",
+        "improved by more than 2%",
+        "dropped to 4.1%",
+        "a 3-4% reduction",
+        "a 3–4% reduction",
+        "p<5% lower",
+        "kurtosis-calibrated clipping improved by 2%",  # the subject may be anything: not judged
+        "staleness fell 30%",
+        "Test MSE was unchanged, with staleness 30% lower",
+        "4.1% lower staleness",
+        "a 4.1% reduction in gradient norm",
+        "a 30% reduction in loss spikes",
+        "reduced training time by 12%",
+        "training loss fell by 5%",
+        "validation loss fell by 5%",
+        "lowered the learning rate by 50%",
+        "the idea's best sweep config had 0.11% lower MSE",
+        "the MC error dropped 30% with more resamples",
+        "MSE did not drop 4.1%",
+        "no 4.1% reduction in MSE was seen",
+        "we expected a 4% reduction in MSE",
+        "a 4% reduction in MSE would be needed to detect it",
+        "on seed 3 MSE fell 0.2%",
+        "the median improvement was 0.2%",
+        "improved in 7 of 8 seeds by 0.1%",
+        "an improvement of the baseline of 2%",
+        "the improvement is 0.08% of the baseline mean",
+        "the reduction in MSE was 0.08%",
+        "MSE improved (0.08%)",
+        "relative change: 0.08% lower",
+        "ошибка 4.1% lower",  # unknown words are never invisible
+        "4.1 percentage points lower",
+    ],
+)
+def test_not_relative_change_claims(text: str) -> None:
+    assert prose.extract_relative_changes(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "test MSE was 0.08% lower than the baseline",
+        "test MSE fell by 0.08% relative to the baseline mean",
+        "test MSE fell by 0.08% over 8 paired seeds",
+        "a 0.08% improvement over the baseline",
+        "the idea reduced test MSE by 0.08%",
+    ],
+)
+def test_relative_change_against_the_baseline_has_a_direction(text: str) -> None:
+    [c] = prose.extract_relative_changes(text)
+    assert c.direction is not None
+
+
+def test_a_clause_per_conjunction() -> None:
+    [c] = prose.extract_relative_changes("MSE fell 0.08% and gradient norm fell 20%")
+    assert c.text == "fell 0.08%"
+
+
+def test_metrics_key_is_context() -> None:
+    assert prose.extract_relative_changes("4.1% lower", context="clip_fraction") == []
+    assert prose.extract_relative_changes("4.1% lower", context="mechanism") == []
+    assert len(prose.extract_relative_changes("4.1% lower", context="paired_comparison")) == 1
+
+
+def test_relative_change_metric_names() -> None:
+    [c] = prose.extract_relative_changes("accuracy increased by 1.5%")
+    assert c.metric_direction == "higher" and c.may_be_percentage_points
+    [c] = prose.extract_relative_changes("test MSE dropped 1.5%")
+    assert c.metric_direction == "lower" and not c.may_be_percentage_points
+    [c] = prose.extract_relative_changes("the idea gave a 1.5% improvement")
+    assert c.metric_direction is None and c.may_be_percentage_points
+
+
+def test_relative_changes_examined_are_capped() -> None:
+    text = "a 1% reduction in MSE; " * (prose.MAX_RELATIVE_CHANGES + 10)
+    assert len(prose.extract_relative_changes(text)) == prose.MAX_RELATIVE_CHANGES
+
+
+# --------------------------------------------------------------------------- relative changes in V406
+
+# Seed 000: test MSE 10.930936 -> 10.922251 (lower is better), delta_mean -0.0086855:
+# -0.07946% of the baseline mean, -0.07952% of the idea mean.
+
+
+def _v406(sentence: str, which: str = "000", answer: dict | None = None) -> list:
+    answer = seed_answer(which) if answer is None else answer
+    answer["verdict"] = sentence
+    return run_rule("V406", answer)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "a 0.079% reduction in test MSE",
+        "a 0.08% reduction in test MSE",
+        "a 0.0795% reduction in test MSE",
+        "a 0.1% reduction in test MSE",
+        "test MSE improved by 0.08%",
+        "test MSE dropped 0.079%",
+        "0.08% lower MSE than the baseline",
+        "reduced test MSE by 0.0795%",
+        "the idea gave a 0.08% improvement",
+        "improved by 0.07952%",  # over the idea mean
+        "improved by 0.07946%",  # over the baseline mean
+        "about 0.1% lower MSE",
+        "test MSE fell by 0%",
+        "the baseline's MSE was 0.08% higher",  # the direction is not judged, the magnitude is right
+        "MSE was 0.08% higher than with clipping",
+        "accuracy improved by 4.1%",  # another metric than the report's (lower is better): not judged
+        "clip fraction 4.1% lower",
+        "the mean tail dropped 30%",
+        "accuracy 91.2% from 90.1% to 91.2%",
+        "MDE 0.043%, a 4.1% detectable effect",
+        "improved by less than 5%",
+        "a 4.1% reduction in gradient norm",
+        "training loss fell by 4.1%",
+    ],
+)
+def test_v406_relative_changes_the_report_supports(sentence: str) -> None:
+    assert _v406(sentence) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quoted"),
+    [
+        ("a 4.1% reduction in test MSE", "a 4.1% reduction"),
+        ("improved by 2%", "improved by 2%"),
+        ("MSE dropped 4.1%", "dropped 4.1%"),
+        ("4.1% lower MSE", "4.1% lower"),
+        ("reduced test loss by 0.8%", "reduced test loss by 0.8%"),
+        ("a 2.3% improvement", "a 2.3% improvement"),
+        ("a 0.07% reduction in test MSE", "a 0.07% reduction"),
+        ("a reduction of 0.8% in MSE", "a reduction of 0.8%"),
+    ],
+)
+def test_v406_relative_change_magnitude(sentence: str, quoted: str) -> None:
+    [f] = _v406(sentence)
+    assert f.pointer == "/verdict" and f.claimed == quoted
+    assert f'the prose says "{quoted}" but the idea changes the baseline mean by -0.0795%' in f.message
+    assert "(delta_mean -0.00869 of 10.93)" in f.message
+    assert f.recomputed == pytest.approx(-0.07946, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "quoted"),
+    [
+        ("a 0.079% increase in test MSE", "a 0.079% increase"),
+        ("test MSE rose 0.08%", "rose 0.08%"),
+        ("test MSE worsened by 0.08%", "worsened by 0.08%"),
+        ("0.08% higher MSE", "0.08% higher"),
+        ("MSE was 0.08% worse", "0.08% worse"),
+        ("a 4.1% increase in test MSE", "a 4.1% increase"),  # both wrong: the direction is reported
+    ],
+)
+def test_v406_relative_change_direction(sentence: str, quoted: str) -> None:
+    [f] = _v406(sentence)
+    assert f.claimed == quoted
+    assert f'the prose says "{quoted}" but the idea lowers the metric (lower is better)' in f.message
+
+
+def test_v406_relative_change_in_the_metrics() -> None:
+    answer = seed_answer()
+    answer["metrics"]["paired_comparison"] += " A 4.1% reduction in test MSE."
+    [f] = run_rule("V406", answer)
+    assert f.pointer == "/metrics/paired_comparison"
+    answer = seed_answer()
+    answer["metrics"]["clip_fraction"] = "4.1% lower"  # the key says what it is about
+    assert run_rule("V406", answer) == []
+
+
+def _accuracy_answer(scale: float) -> dict:
+    """Seed 000 turned into an accuracy (higher is better) around 0.90 * ``scale``, idea +0.011 * ``scale``."""
+    answer = seed_answer()
+    report = answer["bench_report"]
+    base = [round((0.90 + 0.002 * k) * scale, 6) for k in range(8)]
+    idea = [round(b + 0.011 * scale, 6) for b in base]
+    report["metric_direction"] = "higher is better"
+    report["baseline"]["full"].update(per_seed=base, mean=sum(base) / 8)
+    report["idea"].update(per_seed=idea, mean=sum(idea) / 8)
+    report["comparison"].update(delta_mean=0.011 * scale, per_seed_diffs=[0.011 * scale] * 8, idea_wins=8)
+    report["comparison"].update(p_value=0.0078125)
+    answer["metrics"] = {}
+    return answer
+
+
+@pytest.mark.parametrize("scale", [1.0, 100.0])
+@pytest.mark.parametrize(
+    ("sentence", "fires"),
+    [
+        ("accuracy increased by 1.1%", False),  # percentage points
+        ("accuracy increased by 1.2%", False),  # relative: 0.011 / 0.907
+        ("a 1.2% improvement in accuracy", False),
+        ("the idea improved by 1.1%", False),
+        ("accuracy increased by 2.5%", True),
+        ("accuracy decreased by 1.1%", True),  # the wrong direction
+        ("a 1.1% degradation in accuracy", True),
+        ("test error fell by 1.1%", False),  # an error-like name over an accuracy report: not judged
+    ],
+)
+def test_v406_accuracy_like_metrics(scale: float, sentence: str, fires: bool) -> None:
+    assert bool(_v406(sentence, answer=_accuracy_answer(scale))) is fires
+
+
+def test_v406_percentage_points_are_not_read_for_mse() -> None:
+    # |delta_mean| = 0.0087 would be "0.0087 points"; MSE is never written in percent.
+    assert _v406("test MSE dropped 0.0087%")
+    assert _v406("the idea gave a 0.0087% improvement") == []  # no metric named: maybe points
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.floats(0.5, 200.0),
+    st.floats(-0.2, 0.2).filter(lambda x: abs(x) > 1e-4),
+    st.integers(0, 4),
+    st.sampled_from(
+        [
+            "test MSE {verb} by {pct}",
+            "a {pct} {noun} in test MSE",
+            "{pct} {adjective} MSE than the baseline",
+            "the idea gave a {pct} {noun}",
+            "MSE {verb} {pct} across 8 paired seeds",
+        ]
+    ),
+    st.booleans(),
+)
+def test_v406_an_honest_relative_change_is_silent(
+    level: float, shift: float, decimals: int, template: str, lower_is_better: bool
+) -> None:
+    answer = seed_answer()
+    report = answer["bench_report"]
+    base = [v / 10.93 * level for v in report["baseline"]["full"]["per_seed"]]
+    idea = [b * (1 + shift) + 0.001 * level * k for k, b in enumerate(base)]
+    diffs = [i - b for i, b in zip(idea, base)]
+    report["metric_direction"] = "lower is better" if lower_is_better else "higher is better"
+    report["baseline"]["full"].update(per_seed=base, mean=sum(base) / 8)
+    report["idea"].update(per_seed=idea, mean=sum(idea) / 8)
+    report["comparison"].update(delta_mean=sum(diffs) / 8, per_seed_diffs=diffs)
+    answer["metrics"] = {}
+    delta, mean = sum(diffs) / 8, sum(base) / 8
+    pct = f"{abs(100 * delta / mean):.{decimals}f}%"
+    down = delta < 0
+    verb = "dropped" if down else "rose"
+    noun = "reduction" if down else "increase"
+    adjective = "lower" if down else "higher"
+    sentence = template.format(verb=verb, noun=noun, adjective=adjective, pct=pct)
+    assert _v406(sentence, answer=answer) == [], sentence
+
+
+@pytest.mark.parametrize("path", sorted((FIXTURES / "answers").glob("*.txt")), ids=lambda p: p.name)
+def test_honest_seed_answers_have_no_v406(path) -> None:
+    assert "V406" not in codes(audit_path(str(path), AuditOptions()))
+
+
+# --------------------------------------------------------------------------- stated resample counts
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("1,000 sign flips", [1000]),
+        ("10000 random sign flips", [10000]),
+        ("n_resamples=20000", [20000]),
+        ("20,000 permutations", [20000]),
+        ("B = 5000 resamples", [5000]),
+        ("with 5k permutations", [5000]),
+        ("using 100000 Monte-Carlo resamples", [100000]),
+        ("resamples: 2000", [2000]),
+        ("9999 resamples", [9999]),
+        ("10,000 Monte Carlo draws", [10000]),
+        ("10000 MC samples", [10000]),
+        ("10000 random sign-flip draws", [10000]),
+        ("10000 paired sign-flip resamples", [10000]),
+        ("a 10,000-permutation test", [10000]),
+        ("10k-resample Monte-Carlo test", [10000]),
+        ("resampled 5000 times", [5000]),
+        ("sign-flip test (B=10000)", [10000]),
+        ("permutation test with B = 5000", [5000]),
+        ("number of permutations: 10,000", [10000]),
+        ("num_permutations = 5000", [5000]),
+        ("N_RESAMPLES = 50000", [50000]),
+        ("n_permutations=1e4", [10000]),
+        ("10^4 random sign flips", [10000]),
+        ("20_000 permutations", [20000]),
+        ("1.5k resamples", [1500]),
+        ("2M permutations", [2000000]),
+        ("10 shuffles", [10]),
+        ("n_resamples=20000; reported with 10000 sign flips and 20,000 permutations", [20000, 10000]),
+        ("instead of exhaustive enumeration, we used 10000 random sign flips", [10000]),
+    ],
+)
+def test_resample_count_spellings(text: str, counts: list[int]) -> None:
+    assert prose.extract_resample_counts(text) == counts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "18 epochs",
+        "8 seeds",
+        "seed=10000",
+        "1000 steps",
+        "10000 training steps",
+        "400-sample Friedman#1",
+        "10000 samples",
+        "n_samples=400",
+        "all 256 sign patterns",
+        "256 sign patterns",
+        "all 256 sign flips",
+        "every one of the 256 sign flips",
+        "each of the 256 permutations",
+        "the full 256 permutations",
+        "2^8 = 256 sign flips",
+        "2**8 = 256 permutations",
+        "all 2^8 = 256 sign-flip permutations",
+        "exact enumeration of 256 sign flips",
+        "5 resamples",
+        "1e9 permutations",
+        "1,000,000,000 permutations",
+        "2.5 permutations",
+        "1000 bootstrap resamples",
+        "B=10000",
+        "batch size B=64 for the permutation test",
+        "p=0.0001 from 10000",
+        "lr=0.006, 18 epochs: test MSE mean 10.93",
+    ],
+)
+def test_not_resample_counts(text: str) -> None:
+    assert prose.extract_resample_counts(text) == []
+
+
+def test_resample_counts_in_the_seeds_and_caps() -> None:
+    for which in ("000", "001"):
+        answer = seed_answer(which)
+        assert prose.extract_resample_counts(answer["verdict"] + " " + str(answer["metrics"])) == []
+    text = "x" * 1000 + " 10000 sign flips"
+    assert prose.extract_resample_counts(text, max_chars=1000) == []
+    assert prose.extract_resample_counts(text, max_chars=2000) == [10000]
+    assert prose.extract_resample_counts(None) == []  # type: ignore[arg-type]

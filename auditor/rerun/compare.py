@@ -199,7 +199,7 @@ def rerun_verdict(claimed: dict[str, Any], rerun: dict[str, Any], options: Audit
     try:
         result = recompute(
             np.asarray(baseline), np.asarray(idea), lower_is_better=direction != "higher is better",
-            alpha=options.alpha, exact_max_n=options.exact_max_n, resamples=options.mc_resamples,
+            alpha=options.alpha, exact_max_n=options.exact_max_n, resamples=options.resamples,
             seed=options.random_seed,
         )
     except NonFiniteStatistics:  # values near the float range: R804 already says they differ

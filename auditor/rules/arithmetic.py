@@ -14,6 +14,7 @@ from typing import Iterator
 from ..context import AuditContext
 from ..findings import Finding, Severity, check, finding
 from ..model import ArmView, SweepEntry
+from ..precision import agrees, mean_noise
 from ..stats import RTOL_VALUES, ArmSummary, std_ddof_matching, values_close
 from . import arithmetic_inference  # noqa: F401  (registers A307-A310)
 
@@ -115,7 +116,9 @@ def mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Recomputes the mean of each arm's `per_seed` list and compares it with the
-    reported `mean` (relative tolerance 1e-6, which float32 arithmetic meets).
+    reported `mean`. The claim agrees when the recomputed mean rounds to it at
+    the digits it was printed with, allowing for float32 accumulation over the
+    n values (float64 for a full-precision claim that is not a float32 number).
 
     ## Why is this bad?
     The mean is the headline number of each arm; if it does not follow from
@@ -128,7 +131,7 @@ def mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     """
     for arm, summary in _arm_summaries(ctx):
         claimed = arm.stats.mean
-        if not values_close(claimed, summary.mean, scale=abs(summary.mean)):
+        if not agrees(claimed, summary.mean, mean_noise(summary.n, summary.magnitude, claimed)):
             yield finding(
                 "A302",
                 f"{_arm_label(arm)} mean is claimed as {_fmt(claimed)} but the mean of its {summary.n} "
@@ -146,7 +149,9 @@ def std_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     ## What it does
     Recomputes each arm's standard deviation with ddof=0 (what the real
     answers report) and ddof=1, and fires when the reported `std` matches
-    neither. The message says which ddof the other arm used when it matched.
+    neither, rounding-aware and allowing for float32 arithmetic (including a
+    one-pass variance formula). The message says which ddof the other arm
+    used when it matched.
 
     ## Why is this bad?
     A std that no convention reproduces was not computed from these seeds;
@@ -187,8 +192,9 @@ def per_seed_diff_mismatch(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Recomputes `idea_i - baseline_i` for every seed and compares it with
-    `comparison.per_seed_diffs[i]`, with a tolerance scaled to the magnitude
-    of the two values subtracted (float32 noise of numbers near 10 is ~1e-6).
+    `comparison.per_seed_diffs[i]`, rounding-aware, with a tolerance scaled
+    to the magnitude of the two values subtracted (float32 noise of numbers
+    near 10 is ~1e-6).
     The message lists the offending seeds; the pointer names the element
     when only one is wrong.
 
@@ -206,12 +212,17 @@ def per_seed_diff_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     r, claimed = ctx.recomputed, ctx.report.comparison.per_seed_diffs
     if r is None or claimed is None or len(claimed) != r.n_pairs:
         return  # a length mismatch is A301's
-    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
-    bad = [k for k in range(r.n_pairs) if not values_close(claimed[k], float(r.diffs[k]), scale=scales[k])]
+    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed.tolist(), ctx.idea.per_seed.tolist())]
+    diffs = r.diffs.tolist()
+
+    def close(value: float, k: int) -> bool:
+        return agrees(value, diffs[k], mean_noise(1, scales[k], value))
+
+    bad = [k for k in range(r.n_pairs) if not close(claimed[k], k)]
     if not bad:
         return
     pointer = ctx.pointer("comparison", "per_seed_diffs")
-    reversed_sign = all(values_close(-claimed[k], float(r.diffs[k]), scale=scales[k]) for k in bad)
+    reversed_sign = all(close(-claimed[k], k) for k in bad)
     listed = "; ".join(
         f"seed {k}: claimed {_fmt(claimed[k])}, idea - baseline = {_fmt(float(r.diffs[k]))}" for k in bad[:MAX_LISTED]
     )
@@ -233,8 +244,9 @@ def delta_mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Recomputes `mean(idea_i - baseline_i)` and compares it with
-    `comparison.delta_mean`, with a tolerance scaled to the arms' magnitude
-    (a difference of two numbers near 10 carries their float32 noise).
+    `comparison.delta_mean`, rounding-aware, with a tolerance scaled to the
+    arms' magnitude (a difference of two means near 10 carries their float32
+    noise).
 
     ## Why is this bad?
     delta_mean is the effect the whole answer is about; a wrong value (or a
@@ -249,11 +261,16 @@ def delta_mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     if r is None:
         return
     claimed = ctx.report.comparison.delta_mean
-    scale = max(abs(r.baseline.mean), abs(r.idea.mean))
-    if values_close(claimed, r.delta_mean, scale=scale):
+    magnitude = max(r.baseline.magnitude, r.idea.magnitude)
+
+    def close(value: float) -> bool:
+        # Two means subtracted (or n differences averaged): twice the terms.
+        return agrees(value, r.delta_mean, mean_noise(2 * r.n_pairs, magnitude, value))
+
+    if close(claimed):
         return
     why = ""
-    if r.delta_mean != 0 and values_close(-claimed, r.delta_mean, scale=scale):
+    if r.delta_mean != 0 and close(-claimed):
         why = " (the sign is reversed: the claim is baseline - idea)"
     yield finding(
         "A305",

@@ -11,35 +11,20 @@ from typing import Iterator
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check, finding
-from ..stats import RTOL_MDE, RTOL_VALUES, mc_band, min_two_sided_p, values_close
+from ..precision import Noise, agrees, mean_noise, printed, std_noise
+from ..pvalues import agreement
+from ..stats import RTOL_MDE, min_two_sided_p, t_quantile, values_close
 
-# A claimed p equal to ours up to float formatting is consistent whatever B was.
-P_EXACT_RTOL = 1e-9
-P_EXACT_ATOL = 1e-12
 # Normal quantile some agents use instead of Student's t for the MDE.
 Z_975 = 1.959963984540054
+# How far a t quantile read from a 2-decimal table may be from the exact one.
+T_TABLE_ATOL = 0.005
+# Alternative methods named in one A307 message.
+MAX_METHODS_NAMED = 2
 
 
 def _fmt(x: float) -> str:
     return f"{x:.10g}"
-
-
-def _p_band(ctx: AuditContext, p_reference: float) -> float:
-    """How far a consistent claim may lie from ``p_reference``.
-
-    A claimed p may be a Monte-Carlo estimate from ``mc_resamples`` draws; when
-    our own p is randomized too, its own sampling band is added.
-    """
-    r = ctx.recomputed
-    band = mc_band(p_reference, ctx.options.mc_resamples)
-    if r is not None and r.p_method == "randomized":
-        band += mc_band(p_reference, r.p_resamples)
-    return band
-
-
-def _p_consistent(claimed: float, p_reference: float, band: float) -> bool:
-    exact = math.isclose(claimed, p_reference, rel_tol=P_EXACT_RTOL, abs_tol=P_EXACT_ATOL)
-    return exact or abs(claimed - p_reference) <= band
 
 
 def _test_description(ctx: AuditContext) -> str:
@@ -52,18 +37,43 @@ def _test_description(ctx: AuditContext) -> str:
     )
 
 
+def _other_methods(ctx: AuditContext, claimed: float) -> list[str]:
+    """Descriptions of the other tests whose p the claim matches (printed digits and float noise allowed)."""
+    from ..pmethods import alternative_p_values
+
+    r = ctx.recomputed
+    shown = printed(claimed)
+    named = []
+    one_sided = agreement(claimed, r.p_band_one_sided, stated_resamples=ctx.stated_resamples,
+                          assumed_resamples=ctx.options.mc_resamples)
+    if one_sided.consistent:
+        named.append(f"the one-sided sign-flip p ({_fmt(r.p_value_one_sided)})")
+    for alternative in alternative_p_values(ctx.baseline.per_seed, ctx.idea.per_seed, seed=ctx.options.random_seed):
+        if len(named) >= MAX_METHODS_NAMED:
+            break
+        tolerance = shown.half_unit * (1 + 1e-9) + 1e-9 * alternative.p_value
+        if abs(claimed - alternative.p_value) <= tolerance:
+            named.append(f"{alternative.description} ({_fmt(alternative.p_value)})")
+    return named
+
+
 @check("A307", "p-value-inconsistent", Severity.ERROR)
 def p_value_inconsistent(ctx: AuditContext) -> Iterator[Finding]:
     """The reported p_value is not what a paired sign-flip test on the per-seed values gives.
 
     ## What it does
     Recomputes the two-sided paired sign-flip permutation test on
-    mean(idea - baseline): exactly over all 2^n sign patterns for small n,
-    by a seeded randomized test above that. A claim is consistent when it
-    equals that p or lies within the Monte-Carlo band
-    3.29·sqrt(p(1-p)/B) + 1/B (B = `--mc-resamples`), because agents often
-    report an estimate from B resamples. When the claim matches the
-    one-sided p instead, the message says so.
+    mean(idea - baseline): exactly over all 2^n sign patterns for n <= 40
+    (meet-in-the-middle), by a seeded randomized test above that. A claim is
+    consistent when it is the exact p printed with any rounding (near-ties
+    that float32 or float64 arithmetic may break either way are allowed), or
+    a Monte-Carlo estimate whose hit count lies in the exact binomial 99.9%
+    interval of the exact p, for the resample count the answer states or, if
+    it states none, for a count agents use (1,000 to 1,000,000, scipy's 9,999,
+    `--mc-resamples`) that its printed digits allow, under the conventions
+    hits/B, (hits+1)/(B+1) and scipy's 2·min of the one-sided estimates.
+    When the claim is another test's p (one-sided, paired t, Wilcoxon,
+    unpaired permutation, z), the message names it.
 
     ## Why is this bad?
     The p-value decides the verdict. A value no resampling of these seeds
@@ -75,21 +85,20 @@ def p_value_inconsistent(ctx: AuditContext) -> Iterator[Finding]:
                    "p_value": 0.001}
     ```
     """
-    r = ctx.recomputed
-    if r is None:
+    r, agreed = ctx.recomputed, ctx.p_agreement
+    if r is None or agreed is None or agreed.consistent:
         return
     claimed = ctx.report.comparison.p_value
-    if _p_consistent(claimed, r.p_value, _p_band(ctx, r.p_value)):
-        return
-    hint = ""
-    if _p_consistent(claimed, r.p_value_one_sided, _p_band(ctx, r.p_value_one_sided)):
-        hint = f"; it matches the one-sided p {_fmt(r.p_value_one_sided)} instead, so report the two-sided p"
-    band = _p_band(ctx, r.p_value)
+    methods = _other_methods(ctx, claimed)
+    if methods:
+        which = " or ".join(methods)
+        hint = f"; {_fmt(claimed)} is {which}, but the bench specifies the two-sided paired sign-flip test"
+    else:
+        hint = f"; it is {agreed.how}"
     yield finding(
         "A307",
-        f"p_value is claimed as {_fmt(claimed)} but {_test_description(ctx)} is {_fmt(r.p_value)} "
-        f"(a Monte-Carlo estimate from {ctx.options.mc_resamples} resamples would lie within "
-        f"±{band:.2g} of it){hint}; report {_fmt(r.p_value)}",
+        f"p_value is claimed as {_fmt(claimed)} but {_test_description(ctx)} is {_fmt(r.p_value)}{hint}; "
+        f"report {_fmt(r.p_value)}",
         pointer=ctx.pointer("comparison", "p_value"),
         claimed=claimed,
         recomputed=r.p_value,
@@ -98,12 +107,14 @@ def p_value_inconsistent(ctx: AuditContext) -> Iterator[Finding]:
 
 @check("A308", "p-value-below-minimum", Severity.ERROR)
 def p_value_below_minimum(ctx: AuditContext) -> Iterator[Finding]:
-    """The reported p_value is smaller than any sign-flip test with n pairs can give.
+    """The reported p_value is smaller than any sign-flip test on these differences can give.
 
     ## What it does
-    With n pairs the most extreme of the 2^n sign patterns has two-sided
-    probability 2/2^n (0.0078 for n = 8, 0.0625 for n = 5). Fires when the
-    claimed p lies below that by more than the Monte-Carlo band.
+    With m non-zero paired differences the most extreme of the sign patterns
+    has two-sided probability 2/2^m (0.0078 for m = 8, 0.0625 for m = 5; a
+    zero difference flips to itself and adds nothing). Fires when the claimed
+    p, even rounded up at its last printed digit, lies below that and is no
+    Monte-Carlo estimate an honest test could print either.
 
     ## Why is this bad?
     Such a p is impossible for the test the report describes: it came from a
@@ -116,34 +127,46 @@ def p_value_below_minimum(ctx: AuditContext) -> Iterator[Finding]:
     "comparison": {"n_pairs": 5, "p_value": 0.01}
     ```
     """
-    r = ctx.recomputed
-    if r is None:
+    r, agreed = ctx.recomputed, ctx.p_agreement
+    if r is None or agreed is None or agreed.consistent:
         return
     claimed = ctx.report.comparison.p_value
-    floor = min_two_sided_p(r.n_pairs)
-    if claimed >= floor - mc_band(floor, ctx.options.mc_resamples):
+    floor = min_two_sided_p(r.n_nonzero)
+    if claimed + printed(claimed).half_unit >= floor:
         return
+    zeros = r.n_pairs - r.n_nonzero
+    pairs = f"{r.n_pairs} pairs" + (f" ({zeros} of them with a zero difference)" if zeros else "")
     yield finding(
         "A308",
-        f"p_value {_fmt(claimed)} is impossible with {r.n_pairs} pairs: the smallest two-sided sign-flip "
-        f"p is 2/2^{r.n_pairs} = {floor:.6g}; report the p of the sign-flip test ({_fmt(r.p_value)})",
+        f"p_value {_fmt(claimed)} is impossible with {pairs}: the smallest two-sided sign-flip "
+        f"p is 2/2^{r.n_nonzero} = {floor:.6g}; report the p of the sign-flip test ({_fmt(r.p_value)})",
         pointer=ctx.pointer("comparison", "p_value"),
         claimed=claimed,
         recomputed=floor,
     )
 
 
-def _operand_scale(ctx: AuditContext) -> float:
-    """Magnitude of the per-seed values the differences were computed from."""
+def _mde_noise(ctx: AuditContext, claimed: float) -> Noise:
+    """Float noise of t·sd(d)/sqrt(n): the differences' spread and their operands' rounding."""
     r = ctx.recomputed
-    return max(abs(r.baseline.mean), abs(r.idea.mean))
+    n = r.n_pairs
+    factor = r.mde / float(r.diffs.std(ddof=1)) if r.mde else 0.0  # t / sqrt(n)
+    magnitude = float(abs(r.diffs).max())
+    operands = max(r.baseline.magnitude, r.idea.magnitude)
+    sd_claimed = claimed / factor if factor else 0.0
+    sd = std_noise(n, magnitude, sd_claimed, r.mde / factor if factor else 0.0, operand_magnitude=operands)
+    return Noise(factor * sd.float64, factor * sd.float32)
 
 
-def _mde_close(claimed: float, recomputed: float, noise_scale: float) -> bool:
-    # t from a table (2.365) -> 1e-3 relative; float32 noise of the operands -> absolute.
-    return values_close(claimed, recomputed, rtol=RTOL_MDE) or values_close(
-        claimed, recomputed, rtol=RTOL_VALUES, scale=noise_scale
-    )
+def _mde_close(ctx: AuditContext, claimed: float, recomputed: float, noise: Noise) -> bool:
+    """Printing and float noise, and a t quantile read from a table on top.
+
+    A table gives t to 2 or 3 decimals (2.36 or 2.365 for n = 8): up to
+    T_TABLE_ATOL away from the exact quantile, relatively more for large n.
+    """
+    r = ctx.recomputed
+    t = t_quantile(0.975, r.n_pairs - 1)
+    return agrees(claimed, recomputed, noise, rtol=max(RTOL_MDE, T_TABLE_ATOL / t))
 
 
 @check("A309", "mde-mismatch", Severity.ERROR)
@@ -152,8 +175,9 @@ def mde_mismatch(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Recomputes t(0.975, n-1)·sd(d, ddof=1)/sqrt(n) over the per-seed
-    differences d and compares it with `comparison.mde` (relative tolerance
-    1e-3, because agents take t from a table: 2.365 for n = 8).
+    differences d and compares it with `comparison.mde`, rounding-aware, with
+    float32 noise allowed and a t quantile from a 2- or 3-decimal table
+    (2.36 or 2.365 for n = 8) accepted on top.
 
     ## Why is this bad?
     The MDE says how large an effect the experiment could have seen; a wrong
@@ -168,7 +192,7 @@ def mde_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     r, claimed = ctx.recomputed, ctx.report.comparison.mde
     if r is None or claimed is None or r.mde is None:
         return
-    if _mde_close(claimed, r.mde, _operand_scale(ctx)):
+    if _mde_close(ctx, claimed, r.mde, _mde_noise(ctx, claimed)):
         return
     n = r.n_pairs
     hint = ""
@@ -194,7 +218,7 @@ def mde_rel_pct_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     ## What it does
     Computes 100·mde/|baseline mean| from the recomputed MDE and the
     recomputed baseline mean and compares it with `comparison.mde_rel_pct`
-    (relative tolerance 1e-3).
+    (rounding-aware, float noise allowed, relative tolerance 1e-3).
 
     ## Why is this bad?
     The relative MDE is what readers use to judge whether the experiment was
@@ -211,7 +235,13 @@ def mde_rel_pct_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     if r is None or claimed is None or r.mde_rel_pct is None:
         return
     base = abs(r.baseline.mean)
-    if _mde_close(claimed, r.mde_rel_pct, 100.0 * _operand_scale(ctx) / base):
+    mde_noise = _mde_noise(ctx, r.mde)
+    mean_drift = mean_noise(r.n_pairs, r.baseline.magnitude, r.baseline.mean)
+    noise = Noise(
+        100.0 * mde_noise.float64 / base + r.mde_rel_pct * mean_drift.float64 / base,
+        100.0 * mde_noise.float32 / base + r.mde_rel_pct * mean_drift.float32 / base,
+    )
+    if _mde_close(ctx, claimed, r.mde_rel_pct, noise):
         return
     hint = ""
     claimed_mde = ctx.report.comparison.mde

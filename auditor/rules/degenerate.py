@@ -170,9 +170,11 @@ def underpowered_seeds(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Fires when the smallest p-value an exact two-sided sign-flip test can
-    produce with n pairs, 2/2^n, is above alpha (n <= 5 at alpha 0.05). It is
-    an error when the answer nevertheless claims significance, a warning
-    otherwise.
+    produce, 2/2^m for m non-zero paired differences, is above alpha (m <= 5
+    at alpha 0.05; a seed whose two arms tie flips to itself and adds nothing
+    to the test). It is an error when the answer nevertheless claims
+    significance, a warning otherwise. An idea identical to its baseline on
+    every seed (m = 0) is D501's.
 
     ## Why is this bad?
     With 5 paired seeds even a perfect 5/5 win gives p = 0.0625: the experiment
@@ -184,16 +186,19 @@ def underpowered_seeds(ctx: AuditContext) -> Iterator[Finding]:
     "n_seeds": 4, "comparison": {"n_pairs": 4, "p_value": 0.01, "verdict": "idea better (significant)"}
     ```
     """
-    n = ctx.baseline.per_seed.size
-    if n == 0 or n != ctx.idea.per_seed.size:
+    b, i = ctx.baseline.per_seed, ctx.idea.per_seed
+    n = b.size
+    if n == 0 or n != i.size:
         return
-    floor = min_two_sided_p(n)
-    if floor <= ctx.options.alpha:
+    m = int(np.count_nonzero(i != b))
+    floor = min_two_sided_p(m)
+    if m == 0 or floor <= ctx.options.alpha:
         return
     claims = _claims_significance(ctx)
+    seeds = f"{n} paired seeds" if m == n else f"{n} paired seeds, of which only {m} differ between the arms,"
     yield finding(
         "D505",
-        f"with {n} paired seeds the smallest achievable two-sided p is 2/2^{n} = {floor:.4g} > "
+        f"with {seeds} the smallest achievable two-sided p is 2/2^{m} = {floor:.4g} > "
         f"alpha {ctx.options.alpha:g}: no result could reach significance"
         + ("; the answer claims significance anyway" if claims else ""),
         pointer=ctx.pointer("comparison", "n_pairs"),
@@ -201,3 +206,71 @@ def underpowered_seeds(ctx: AuditContext) -> Iterator[Finding]:
         recomputed=floor,
         severity=Severity.ERROR if claims else Severity.WARNING,
     )
+
+
+# A duplicate is only evidence of copying when a collision by chance is
+# implausible: every value carries at least this many significant digits
+# (float32 training metrics carry 7-9; counts and k/10000 accuracies do not).
+DUPLICATE_MIN_DIGITS = 6
+
+
+def _resolution_digits(value: float) -> int:
+    """Significant digits ``value`` carries: its shortest repr, or its float32 repr when it is a float32."""
+    import struct
+
+    from ..precision import near_float32, printed
+
+    digits = printed(value).digits
+    if near_float32(value):
+        as32 = struct.unpack("f", struct.pack("f", value))[0]
+        shortest32 = np.format_float_positional(np.float32(as32), unique=True, trim="-")
+        digits = min(digits, len(shortest32.lstrip("-").replace(".", "").lstrip("0")) or 1)
+    return digits
+
+
+@check("D506", "duplicated-seed", Severity.ERROR)
+def duplicated_seed(ctx: AuditContext) -> Iterator[Finding]:
+    """Two seeds report identical values in both arms: one training counted twice.
+
+    ## What it does
+    Fires when two seeds have exactly the same baseline value and exactly
+    the same idea value (to full precision) while those values carry at least
+    6 significant digits, so that a chance collision is implausible. Integer
+    counts and short decimals (accuracies of k/10000) collide honestly and
+    are not judged.
+
+    ## Why is this bad?
+    Different seeds give different trainings. A pair repeated to the last
+    digit is a copied row, and the paired test counts it twice: the p-value
+    and the win count overstate the evidence.
+
+    ## Example
+    ```json
+    "baseline": {"full": {"per_seed": [10.067484855651855, 12.066851615905762, 10.067484855651855]}},
+    "idea": {"per_seed": [10.052755355834961, 12.058212280273438, 10.052755355834961]}
+    ```
+    """
+    b, i = ctx.baseline.per_seed, ctx.idea.per_seed
+    if b.size < 2 or b.shape != i.shape:
+        return
+    first_seen: dict[tuple[float, float], int] = {}
+    groups: dict[int, list[int]] = {}
+    for k, pair in enumerate(zip(b.tolist(), i.tolist())):
+        if pair in first_seen:
+            groups.setdefault(first_seen[pair], [first_seen[pair]]).append(k)
+        else:
+            first_seen[pair] = k
+    for first, seeds in groups.items():
+        base, idea = float(b[first]), float(i[first])
+        if min(_resolution_digits(base), _resolution_digits(idea)) < DUPLICATE_MIN_DIGITS:
+            continue
+        listed = ", ".join(map(str, seeds))
+        yield finding(
+            "D506",
+            f"seeds {listed} report identical values in both arms (baseline {base:.10g}, idea {idea:.10g}): "
+            f"a copied run, not {len(seeds)} trainings; the paired test counts it {len(seeds)} times. "
+            "Report each seed's own run",
+            pointer=ctx.idea.stats_pointer + f"/per_seed/{seeds[1]}",
+            claimed=seeds,
+            recomputed=[first],
+        )

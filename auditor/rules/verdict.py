@@ -15,7 +15,7 @@ from typing import Any, Iterator
 from ..context import AuditContext
 from ..findings import Finding, Severity, check, finding
 from ..model import join_pointer
-from ..stats import mc_band
+from ..precision import printed
 from ..verdicts import Verdict, classify_practical
 from . import verdict_prose  # noqa: F401  (registers V406)
 
@@ -40,15 +40,43 @@ def _reference_verdict(ctx: AuditContext) -> tuple[Verdict | None, str]:
 def _acceptable_verdicts(ctx: AuditContext) -> set[Verdict]:
     """Verdicts the recomputed numbers support.
 
-    An exact p decides alone. A randomized p within its own sampling band of
-    alpha cannot tell "significant" from "not", so both are accepted then.
+    An exact p decides alone, unless honest arithmetic can put it on either
+    side of alpha (a near-tie band, or a randomized p whose 99.9% interval
+    straddles alpha): both verdicts are accepted then.
     """
     r = ctx.recomputed
     accepted = {r.verdict}
-    if r.p_method == "randomized" and abs(r.p_value - ctx.options.alpha) <= mc_band(r.p_value, r.p_resamples):
-        idea_better = r.delta_mean < 0 if ctx.lower_is_better else r.delta_mean > 0
-        accepted |= {Verdict.NONE, Verdict.BETTER if idea_better else Verdict.WORSE}
+    if r.p_band.low < ctx.options.alpha <= r.p_band.high and r.delta_mean != 0:
+        accepted |= {Verdict.NONE, _direction(ctx)}
     return accepted
+
+
+def _direction(ctx: AuditContext) -> Verdict:
+    r = ctx.recomputed
+    idea_better = r.delta_mean < 0 if ctx.lower_is_better else r.delta_mean > 0
+    return Verdict.BETTER if idea_better else Verdict.WORSE
+
+
+def _verdict_of_claimed_p(ctx: AuditContext) -> Verdict | None:
+    """The verdict the answer's own p gives (None when its p sits on alpha, where either reading is fair)."""
+    r, claimed_p = ctx.recomputed, ctx.report.comparison.p_value
+    if abs(claimed_p - ctx.options.alpha) <= printed(claimed_p).half_unit:
+        return None
+    from ..stats import decide_verdict
+
+    return decide_verdict(claimed_p, r.delta_mean, lower_is_better=ctx.lower_is_better, alpha=ctx.options.alpha)
+
+
+def _borderline(ctx: AuditContext, claimed: Verdict) -> bool:
+    """The claimed verdict follows from a claimed p that an honest (Monte-Carlo) test could print.
+
+    Such a p may land on the other side of alpha than the exact one: the
+    verdict is then borderline, not wrong.
+    """
+    agreed = ctx.p_agreement
+    if agreed is None or not agreed.consistent:
+        return False
+    return claimed is _verdict_of_claimed_p(ctx)
 
 
 @check("V401", "verdict-contradicts-statistics", Severity.ERROR)
@@ -65,6 +93,12 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
     This is a decision error: the answer claims a significant improvement
     the data do not show (or hides one they do). Everything downstream
     (system_worked, worked, practical_verdict) inherits it.
+
+    A verdict that follows from a claimed p which an honest Monte-Carlo test
+    could print (see A307) but which lands on the other side of alpha than
+    the exact p is reported as borderline, a warning. A verdict the data
+    support next to a p_value that says the opposite (p = 0.03 beside "no
+    measurable effect") is reported too: the answer contradicts itself.
 
     ## Example
     ```json
@@ -87,6 +121,30 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
         )
         return
     if claimed in _acceptable_verdicts(ctx):
+        own = _verdict_of_claimed_p(ctx)
+        if own is not None and own is not claimed and own not in _acceptable_verdicts(ctx):
+            yield finding(
+                "V401",
+                f'the verdict says "{_quoted(text)}" but the answer\'s own p_value '
+                f"{ctx.report.comparison.p_value:.6g} gives \"{own.value}\" (alpha {ctx.options.alpha:g}); the "
+                f"recomputed p {r.p_value:.6g} supports the verdict, so the p_value is what to correct",
+                pointer=ctx.pointer("comparison", "p_value"),
+                claimed=ctx.report.comparison.p_value,
+                recomputed=r.p_value,
+            )
+        return
+    if _borderline(ctx, claimed):
+        yield finding(
+            "V401",
+            f'the verdict "{_quoted(text)}" is borderline: it follows from the claimed p '
+            f"{ctx.report.comparison.p_value:.6g}, a plausible Monte-Carlo estimate ({ctx.p_agreement.how}), but "
+            f"the exact two-sided p is {r.p_value:.6g} (alpha {ctx.options.alpha:g}), which gives "
+            f'"{r.verdict.value}"; rerun the test exactly or with more resamples before relying on it',
+            pointer=pointer,
+            claimed=_quoted(text),
+            recomputed=r.verdict.value,
+            severity=Severity.WARNING,
+        )
         return
     yield finding(
         "V401",

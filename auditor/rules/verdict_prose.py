@@ -6,13 +6,16 @@ this module, so loading the verdict family registers the rule.
 
 from __future__ import annotations
 
+import math
 from itertools import islice
 from typing import Any, Iterator
+
+import numpy as np
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check, finding
 from ..model import join_pointer
-from ..prose import Reported, extract_claims
+from ..prose import RelativeChangeClaim, Reported, extract_claims
 
 # Nested metrics deeper than this are not prose anyone reads.
 MAX_METRICS_DEPTH = 8
@@ -53,11 +56,87 @@ def _strings_under(value: Any, pointer: str, max_visits: int) -> Iterator[tuple[
             stack.extend(reversed(children))
 
 
+def _metrics_key(pointer: str) -> str:
+    """The keys below ``/metrics`` in ``pointer``, as words ("/metrics/clip_fraction" -> "clip_fraction")."""
+    prefix = join_pointer("", "metrics")
+    if not pointer.startswith(prefix + "/"):
+        return ""
+    return " ".join(pointer[len(prefix) + 1 :].replace("~1", "/").replace("~0", "~").split("/"))
+
+
 def _matches_any(reported: Reported, *values: float | None) -> bool:
     return any(v is not None and reported.consistent_with(v) for v in values)
 
 
-def _contradictions(ctx: AuditContext, text: str, budget: int) -> Iterator[tuple[str, Any, Any]]:
+def _finite(values: list[float]) -> list[float]:
+    return [v for v in values if math.isfinite(v)]
+
+
+def _relative_references(ctx: AuditContext, claim: RelativeChangeClaim) -> list[float]:
+    """Every percentage an honest answer could print for the idea's change of the metric.
+
+    ``100*|delta|/|mean|`` with the report's or the recomputed delta (or the
+    difference of the claimed means), over the baseline or the idea mean; the
+    mean of the per-seed relative changes; and percentage points: ``100*|delta|``
+    when all means lie in [0, 1], ``|delta|`` when they lie in [0, 100] (an
+    accuracy written in percent) unless the prose names a metric never written
+    in percent (MSE, loss, ...).
+    """
+    c, r = ctx.report.comparison, ctx.recomputed
+    base, idea = ctx.baseline.stats.mean, ctx.idea.stats.mean
+    deltas = _finite([c.delta_mean, idea - base] + ([r.delta_mean] if r is not None else []))
+    means = _finite([base, idea] + ([r.baseline.mean, r.idea.mean] if r is not None else []))
+    refs = [100.0 * abs(d) / abs(m) for d in deltas for m in means if m != 0]
+    if r is not None and ctx.baseline.per_seed.shape == r.diffs.shape and np.all(ctx.baseline.per_seed != 0):
+        with np.errstate(all="ignore"):
+            refs.append(float(100.0 * abs(np.mean(r.diffs / ctx.baseline.per_seed))))
+    if means and all(0.0 <= m <= 1.0 for m in means):
+        refs += [100.0 * abs(d) for d in deltas]
+    elif claim.may_be_percentage_points and means and all(0.0 <= m <= 100.0 for m in means):
+        refs += [abs(d) for d in deltas]
+    return _finite(refs)
+
+
+def _delta_sign(ctx: AuditContext) -> int:
+    """-1 or 1 when delta_mean, the difference of the claimed means and the recomputed
+    delta all agree on the sign of the idea's change, else 0."""
+    c, r = ctx.report.comparison, ctx.recomputed
+    deltas = [c.delta_mean, ctx.idea.stats.mean - ctx.baseline.stats.mean]
+    signs = {int(np.sign(d)) for d in deltas + ([r.delta_mean] if r is not None else [])}
+    return signs.pop() if len(signs) == 1 and 0 not in signs else 0
+
+
+_EXPECTED_SIGN = {"decrease": -1, "increase": 1}
+
+
+def _relative_contradiction(ctx: AuditContext, claim: RelativeChangeClaim) -> str | None:
+    """Why ``claim`` contradicts the report, or None when it is consistent (or not judged)."""
+    lower = ctx.lower_is_better
+    if claim.metric_direction is not None and (claim.metric_direction == "lower") != lower:
+        return None  # "error fell" over an accuracy report: perhaps 1 - accuracy, not judged
+    c, base = ctx.report.comparison, ctx.baseline.stats.mean
+    if base != 0 and math.isfinite(100.0 * c.delta_mean / base):
+        change = f"changes the baseline mean by {100.0 * c.delta_mean / base:+.3g}%"
+    else:
+        change = "changes the baseline mean"
+    given = f"{change} (delta_mean {c.delta_mean:.3g} of {base:.4g})"
+    sign = _delta_sign(ctx)
+    if claim.direction is not None and claim.reported.value != 0 and sign != 0:
+        expected = _EXPECTED_SIGN.get(claim.direction)
+        if expected is None:  # better / worse
+            better = -1 if lower else 1
+            expected = better if claim.direction == "better" else -better
+        if sign != expected:
+            moves = "lowers" if sign < 0 else "raises"
+            best = "lower" if lower else "higher"
+            return f'the prose says "{claim.text}" but the idea {moves} the metric ({best} is better): it {given}'
+    refs = _relative_references(ctx, claim)
+    if refs and not any(claim.reported.consistent_with(v) for v in refs):
+        return f'the prose says "{claim.text}" but the idea {given}'
+    return None
+
+
+def _contradictions(ctx: AuditContext, text: str, budget: int, context: str = "") -> Iterator[tuple[str, Any, Any]]:
     """(message, quoted text, report value) for each claim in ``text`` the report contradicts.
 
     A prose number is accepted when it matches the report's claimed value or
@@ -65,7 +144,7 @@ def _contradictions(ctx: AuditContext, text: str, budget: int) -> Iterator[tuple
     when the report disagrees (the A3xx rules say so).
     """
     c, r = ctx.report.comparison, ctx.recomputed
-    claims = extract_claims(text, budget)
+    claims = extract_claims(text, budget, context=context)
     for p in claims.p_values:
         if not (p.consistent_with(c.p_value) or (r is not None and p.consistent_with(r.p_value))):
             yield f'the prose says "{p.text}" but comparison.p_value is {c.p_value:.10g}', p.text, c.p_value
@@ -91,6 +170,11 @@ def _contradictions(ctx: AuditContext, text: str, budget: int) -> Iterator[tuple
                 ft.text,
                 [base, idea],
             )
+    for rc in claims.relative_changes:
+        message = _relative_contradiction(ctx, rc)
+        if message is not None:
+            relative = 100.0 * c.delta_mean / base if base != 0 else c.delta_mean
+            yield message, rc.text, relative if math.isfinite(relative) else None
 
 
 @check("V406", "prose-number-contradicts-report", Severity.ERROR)
@@ -99,28 +183,46 @@ def prose_number_contradicts_report(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Reads the answer's `verdict` sentence and every string under `metrics`
-    for p-values ("p=0.01475", "p < 0.05"), win fractions ("7/8 wins"),
-    the mean paired difference ("delta_mean=-0.0087") and "from A to B"
-    baseline-to-idea means, and compares each with the report. Comparison
-    is rounding-aware: "0.0156" is consistent with 0.015625. Numbers the
-    prose does not quote are never flagged.
+    for p-values ("p=0.01475") and p bounds ("p < 0.05", "p<.001",
+    "p ≤ 0.05"), win fractions ("7/8 wins"), the mean paired difference
+    ("delta_mean=-0.0087"), "from A to B" baseline-to-idea means, and
+    relative changes of the metric ("a 4.1% reduction in test MSE",
+    "improved by 2%", "MSE dropped 4.1%", "4.1% lower MSE"), and compares
+    each with the report and the recomputed statistics. Comparison is
+    rounding-aware: "0.0156" is consistent with 0.015625, and a bound holds
+    when the claimed or the recomputed p satisfies it.
+
+    A relative change is consistent when, to the digits printed, it equals
+    100·|delta_mean| / |mean| for the claimed or recomputed delta over the
+    baseline or the idea mean (or the mean per-seed relative change, or
+    percentage points for metrics in [0, 1]); and its direction must match:
+    "reduction/lower/dropped" needs the idea's mean below the baseline's,
+    "increase/higher/rose" above, "improved/better/gain" better in the
+    metric's direction, "worse/degraded/hurt" worse. Percentages of other
+    quantities (clip fraction, tail, MDE, confidence, time, a sweep), levels
+    without a change word ("accuracy 91.2%"), bounds ("by less than 1%"),
+    ranges and "from 90.1% to 91.2%" are not read. Numbers the prose does
+    not quote are never flagged.
 
     ## Why is this bad?
     Readers quote the sentence, not the JSON. A summary that says "p=0.001"
-    over a report with p=0.016 overstates the result even when the report
-    itself is right.
+    over a report with p=0.016, or "a 4.1% reduction in MSE" over a change of
+    0.08%, overstates the result even when the report itself is right; a
+    claimed increase over a measured decrease reverses it.
 
     ## Example
     ```json
-    {"verdict": "MSE improved with p=0.001 and 8/8 wins.",
-     "bench_report": {"comparison": {"p_value": 0.01475, "idea_wins": 7, "n_pairs": 8}}}
+    {"verdict": "MSE improved with p=0.001 and 8/8 wins, a 4.1% reduction in test MSE.",
+     "bench_report": {"metric_direction": "lower is better",
+                      "baseline": {"full": {"mean": 10.93}}, "idea": {"mean": 10.92},
+                      "comparison": {"delta_mean": -0.0087, "p_value": 0.01475, "idea_wins": 7, "n_pairs": 8}}}
     ```
     """
     budget = ctx.options.max_prose_chars
     for pointer, text in _prose_fields(ctx):
         if budget <= 0:
             return
-        for message, quoted, value in _contradictions(ctx, text, budget):
+        for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(pointer)):
             yield finding(
                 "V406",
                 f"{message}; make the prose quote the report",

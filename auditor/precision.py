@@ -1,0 +1,161 @@
+"""How a claimed number was printed and computed, and when it agrees with a recomputation.
+
+A claim agrees with a recomputed value when some honest way of computing and
+printing that value gives it.  Two things separate an honest claim from the
+recomputed float64 value:
+
+* **Printing.**  The shortest repr of the parsed float tells the last digit the
+  agent printed: ``10.931`` stands for every value in [10.9305, 10.9315]
+  (statcheck's rule, applied to every number).  A full-precision float64
+  (``10.930935978889465``) has a half unit of ~1e-15 and is checked tightly.
+* **Arithmetic.**  Agents compute in float32 (torch) or float64, in any order.
+  Accumulating n values of magnitude M in a format with unit roundoff u moves a
+  result by at most about n·u·M (Higham, *Accuracy and Stability*, ch. 4).  A
+  claim whose digits do not fit a float32 result (a float32 number printed with
+  those digits, or one finished by a float64 division or square root) was
+  computed in float64 and gets the float64 bound; every other claim gets the
+  float32 bound.  With 8 or fewer digits every claim fits.
+
+The per-seed values themselves are the data: they are taken as exact.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable
+
+# Unit roundoff of IEEE binary64 and binary32.
+U64 = 2.0**-53
+U32 = 2.0**-24
+# Safety factor on the textbook accumulation bound (n+2)·u·M: summation order,
+# the final division and a two-pass std each add a few roundings.
+ACCUMULATION_SAFETY = 4.0
+# A repr with at least this many significant digits was printed without rounding.
+FULL_PRECISION_DIGITS = 15
+# Largest finite float32.
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A claimed float as the agent printed it."""
+
+    value: float
+    digits: int  # significant digits of the shortest repr
+    half_unit: float  # half a unit in the last printed digit
+
+    @property
+    def full_precision(self) -> bool:
+        return self.digits >= FULL_PRECISION_DIGITS
+
+
+def printed(value: float) -> Printed:
+    """The digits of ``value``'s shortest repr: ``printed(0.0156)`` has 3 digits, half unit 5e-5.
+
+    ``0.0`` counts as one printed decimal (half unit 0.05), as does ``14.0``:
+    that is how Python prints a float that was rounded to one decimal.
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return Printed(value, 0, math.inf)
+    text = repr(abs(value))
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    decimals = len(fraction)
+    significant = (whole + fraction).lstrip("0")
+    digits = max(len(significant), 1)
+    return Printed(value, digits, 0.5 * 10.0 ** (int(exponent or 0) - decimals))
+
+
+def near_float32(value: float, slack: float = 0.0) -> bool:
+    """True when ``value`` lies within ``slack`` (and a float64 rounding) of a float32 number."""
+    if not math.isfinite(value) or abs(value) > FLOAT32_MAX:
+        return False
+    import struct
+
+    as32 = struct.unpack("f", struct.pack("f", value))[0]
+    return abs(as32 - value) <= 4 * math.ulp(value) + slack
+
+
+def accumulation_noise(n: int, magnitude: float, unit: float) -> float:
+    """Bound on how far an honest n-term sum, mean or variance of values of ``magnitude`` may drift."""
+    return ACCUMULATION_SAFETY * (max(n, 1) + 2) * unit * abs(magnitude)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """How far an honest computation of one statistic may drift, in float64 and in float32.
+
+    ``float32_forms`` are (value, sensitivity) pairs: values that are float32
+    numbers when the claim was computed in float32 and finished in float64
+    (``sum32 / n`` -> ``claim * n``, sensitivity n; ``sqrt(var32)`` ->
+    ``claim ** 2``, sensitivity 2·claim).
+    """
+
+    float64: float
+    float32: float
+    float32_forms: tuple[tuple[float, float], ...] = ()
+
+
+def could_be_float32(claimed: float, forms: Iterable[tuple[float, float]] = ()) -> bool:
+    """Could ``claimed`` be a float32 result, printed with the digits it shows?
+
+    A float32 result printed with k digits lies within half a unit of the k-th
+    digit of a float32 number; with 9 or more digits that pins the float32
+    down, with fewer every number qualifies.
+    """
+    half_unit = printed(claimed).half_unit
+    if near_float32(claimed, half_unit):
+        return True
+    return any(near_float32(value, abs(sensitivity) * half_unit) for value, sensitivity in forms)
+
+
+def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0) -> bool:
+    """True when ``claimed`` is ``recomputed`` as some honest computation and printing gives it.
+
+    ``rtol`` is a method tolerance on top (a t quantile read from a table).
+    """
+    if not (math.isfinite(claimed) and math.isfinite(recomputed)):
+        return False
+    shown = printed(claimed)
+    diff = abs(claimed - recomputed)
+    # Half a unit of the printed digit, with float slack at exact halves.
+    slack = shown.half_unit * (1 + 1e-9) + 2 * math.ulp(max(abs(claimed), abs(recomputed))) + rtol * abs(recomputed)
+    if diff <= slack + noise.float64:
+        return True
+    if not could_be_float32(claimed, noise.float32_forms):
+        return False  # not a float32 result at the digits shown: float64 arithmetic, float64 noise
+    return diff <= slack + noise.float32
+
+
+def mean_noise(n: int, magnitude: float, claimed: float) -> Noise:
+    """A mean (or a difference of means) of n values of at most ``magnitude``."""
+    return Noise(
+        accumulation_noise(n, magnitude, U64),
+        accumulation_noise(n, magnitude, U32),
+        ((claimed * n, n),),
+    )
+
+
+def std_noise(
+    n: int, magnitude: float, claimed: float, recomputed: float, *, operand_magnitude: float | None = None
+) -> Noise:
+    """A standard deviation of n values of at most ``magnitude``.
+
+    The bound is on the variance (a one-pass formula loses n·u·M² there) and
+    carried to the std through ``|c - s| = |c² - s²| / (c + s)``.  Values that
+    are differences of larger operands (``operand_magnitude``) also carry the
+    rounding of those operands, u·M each, which moves the std by as much.
+    """
+    denominator = abs(claimed) + abs(recomputed)
+    operands = magnitude if operand_magnitude is None else max(magnitude, operand_magnitude)
+
+    def bound(unit: float) -> float:
+        on_variance = accumulation_noise(n, magnitude * magnitude, unit)
+        spread = math.sqrt(on_variance) if denominator == 0 else min(on_variance / denominator, math.sqrt(on_variance))
+        return spread + accumulation_noise(1, operands, unit)
+
+    squared, slope = claimed * claimed, 2 * abs(claimed)
+    forms = ((squared, slope), (squared * n, slope * n), (squared * max(n - 1, 1), slope * max(n - 1, 1)))
+    return Noise(bound(U64), bound(U32), forms)

@@ -1,0 +1,129 @@
+"""Which claimed p-values an honest sign-flip test could have printed.
+
+A claim is consistent with the recomputed test when it is
+
+* the exact p (any value in the honest band of :class:`auditor.stats.PBand`:
+  near-ties fall either way in float arithmetic), printed with any rounding; or
+* a Monte-Carlo estimate from B resamples, under one of the conventions agents
+  use, whose hit count lies in the exact binomial 99.9% interval of the true p:
+
+  ==========================  ==========================  ================
+  convention                  claim                        hits ~
+  ==========================  ==========================  ================
+  ``hits/B``                  h / B                        Bin(B, p)
+  ``(hits+1)/(B+1)``          (h + 1) / (B + 1)            Bin(B, p)
+  scipy ``permutation_test``  min(1, 2 (h + 1) / (B + 1))  Bin(B, p / 2)
+  twice one-sided ``hits/B``  min(1, 2 h / B)              Bin(B, p / 2)
+  ==========================  ==========================  ================
+
+  (scipy's two-sided p is twice the smaller one-sided estimate, hence the
+  variance p(2 - p)/B.)  B is the count the answer states ("20,000 sign
+  flips"), or else any of the counts agents use (:data:`COMMON_RESAMPLES` and
+  ``--mc-resamples``) for which the printed digits are reachable: a p printed
+  with five significant digits is not a count over 1,000 draws, so only a
+  large B, and its tight interval, remains.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable
+
+from .precision import printed
+from .stats import PBand
+
+# Resample counts agents use when they do not say (numpy loops, scipy's 9,999).
+COMMON_RESAMPLES = (999, 1_000, 2_000, 4_999, 5_000, 9_999, 10_000, 20_000, 50_000, 99_999, 100_000,
+                    200_000, 500_000, 1_000_000)
+# Two-sided miss probability of the binomial interval a Monte-Carlo claim must lie in (99.9%).
+MC_MISS = 0.001
+# Slack, in hits, for float error in claim * B (a 17-digit claim of 295/20000).
+HITS_SLACK = 1e-7
+
+
+@dataclass(frozen=True)
+class Convention:
+    """p = scale * (hits + offset) / (B + offset), capped at 1; hits ~ Bin(B, p_true * tail)."""
+
+    name: str
+    offset: int
+    scale: float
+    tail: float  # 1 for a two-sided count, 1/2 when the count is one tail
+
+
+CONVENTIONS = (
+    Convention("hits/B", 0, 1.0, 1.0),
+    Convention("(hits+1)/(B+1)", 1, 1.0, 1.0),
+    Convention("2*(hits+1)/(B+1), scipy's two-sided", 1, 2.0, 0.5),
+    Convention("2*hits/B", 0, 2.0, 0.5),
+)
+
+
+@dataclass(frozen=True)
+class PAgreement:
+    """Whether a claimed p could come from an honest test, and how."""
+
+    consistent: bool
+    how: str  # "exact", "exact, rounded", "Monte-Carlo, B=20000, hits/B", or why not
+    resamples: int | None = None
+
+
+def _hit_range(claimed: float, half_unit: float, resamples: int, convention: Convention) -> tuple[int, int] | None:
+    """Integer hit counts whose estimate prints as ``claimed``; None when there are none."""
+    denominator = resamples + convention.offset
+    low_p, high_p = claimed - half_unit, claimed + half_unit
+    low = math.ceil(low_p * denominator / convention.scale - convention.offset - HITS_SLACK * max(1.0, claimed * denominator))
+    if high_p >= 1.0 and convention.scale > 1:
+        high = resamples  # the estimate is capped at 1: every count above the cap prints as 1
+    else:
+        high = math.floor(high_p * denominator / convention.scale - convention.offset + HITS_SLACK * max(1.0, claimed * denominator))
+    low, high = max(low, 0), min(high, resamples)
+    return (low, high) if low <= high else None
+
+
+def _binomial_plausible(hits: tuple[int, int], resamples: int, band: PBand, tail: float) -> bool:
+    """Some count in ``hits`` lies in the 99.9% interval of Bin(B, p*tail) for some p in ``band``.
+
+    P(X >= low) grows with p and P(X <= high) falls with it, so checking the
+    first at the band's top and the second at its bottom decides it.
+    """
+    from scipy.special import bdtr, bdtrc
+
+    low, high = hits
+    p_low, p_high = min(band.low * tail, 1.0), min(band.high * tail, 1.0)
+    upper_tail = 1.0 if low <= 0 else float(bdtrc(low - 1, resamples, p_high))  # P(X >= low)
+    lower_tail = 1.0 if high >= resamples else float(bdtr(high, resamples, p_low))  # P(X <= high)
+    return upper_tail >= MC_MISS / 2 and lower_tail >= MC_MISS / 2
+
+
+def agreement(
+    claimed: float,
+    band: PBand,
+    *,
+    stated_resamples: Iterable[int] = (),
+    assumed_resamples: int | None = None,
+) -> PAgreement:
+    """Could an honest paired sign-flip test have printed ``claimed``?
+
+    ``band`` is the range of true two-sided p the data allow (exact: the float
+    near-tie band; randomized: the auditor's own 99.9% interval).
+    ``stated_resamples`` are counts the answer names; when there are none,
+    ``assumed_resamples`` and :data:`COMMON_RESAMPLES` are tried.
+    """
+    if not math.isfinite(claimed) or not 0.0 <= claimed <= 1.0:
+        return PAgreement(False, "not a probability")
+    shown = printed(claimed)
+    half_unit = shown.half_unit * (1 + 1e-9) + 2 * math.ulp(claimed or 1.0)
+    if band.low - half_unit <= claimed <= band.high + half_unit:
+        exact = band.low - 2 * math.ulp(band.low or 1.0) <= claimed <= band.high + 2 * math.ulp(band.high or 1.0)
+        return PAgreement(True, "exact" if exact else "exact, rounded")
+    stated = sorted({int(b) for b in stated_resamples if b > 0})
+    candidates = stated or sorted(set(COMMON_RESAMPLES) | ({assumed_resamples} if assumed_resamples else set()))
+    for resamples in candidates:
+        for convention in CONVENTIONS:
+            hits = _hit_range(claimed, half_unit, resamples, convention)
+            if hits is not None and _binomial_plausible(hits, resamples, band, convention.tail):
+                return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
+    where = f"the {len(stated)} resample count(s) the answer states" if stated else "the usual resample counts"
+    return PAgreement(False, f"neither the exact p nor a Monte-Carlo estimate with {where}")
