@@ -985,6 +985,9 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
     off2 = [c for c in p_cases if c.factor is not None and c.factor >= 2 and 1e-3 <= c.exact_p < 0.5]
     identical = by_cat.get("identical", [])
     n_cross = sum(map(caught, crossing))
+    # A fake p that an honest Monte-Carlo test could also print is borderline by design (issue 8,
+    # item 5): V401 warns instead of failing. Count those flags separately.
+    n_cross_flagged = sum(1 for c in crossing if caught(c) or "V401" in outcomes[c.name].rules("warning"))
     n_flip = sum(map(caught, flipped))
     n_wins = sum(map(caught, wins_cases))
     n_off2 = sum(map(caught, off2))
@@ -1002,6 +1005,9 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
          "-"],
         ["fake p crossing alpha caught", f"{n_cross}/{len(crossing)} ({_pct(n_cross, len(crossing))})", "all",
          _pass(n_cross == len(crossing)), strict(crossing)],
+        ["fake p crossing alpha flagged (error, or V401 borderline warning)",
+         f"{n_cross_flagged}/{len(crossing)} ({_pct(n_cross_flagged, len(crossing))})", "all",
+         _pass(n_cross_flagged == len(crossing)), "-"],
         ["flipped verdict caught", f"{n_flip}/{len(flipped)} ({_pct(n_flip, len(flipped))})", ">= 99%",
          _pass(n_flip >= 0.99 * len(flipped)), strict(flipped)],
         ["wrong win count caught", f"{n_wins}/{len(wins_cases)} ({_pct(n_wins, len(wins_cases))})", "all",

@@ -254,6 +254,49 @@ def test_v401_randomized_p_near_alpha_accepts_either_verdict() -> None:
     _comparison(answer)["verdict"] = "no measurable effect"
     # Exact p = 0.015625 < alpha = 0.016: the null verdict is a decision error ...
     assert run_rule("V401", answer, alpha=0.016) != []
-    # ... but a randomized p cannot tell 0.0156 from 0.016, so either verdict stands.
+    # ... but a randomized p cannot tell 0.0156 from 0.016, so either verdict stands
+    # (next to a claimed p that says the same).
+    _comparison(answer)["p_value"] = 0.0162
     assert run_rule("V401", answer, alpha=0.016, exact_max_n=4) == []
     assert run_rule("V401", answer, alpha=0.2, exact_max_n=4) != []
+
+
+def _near_alpha(p_value: float, verdict: str) -> dict:
+    """10 seeds whose exact two-sided p is 56/1024 = 0.0546875 (dyadic values: no near-ties), with the given claims."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fixtures" / "generators"))
+    from consistent import load_seed, rewrite_statistics
+
+    diffs = [-0.875, -0.15625, 0.59375, -0.65625, -0.59375, 0.25, -0.71875, -0.75, -0.65625, -0.0625]
+    baseline = [10.0 + 0.5 * k for k in range(len(diffs))]
+    answer = rewrite_statistics(load_seed("000"), baseline=baseline, idea=[b + x for b, x in zip(baseline, diffs)])
+    _comparison(answer).update(p_value=p_value, verdict=verdict)
+    return answer
+
+
+def test_v401_borderline_monte_carlo_p_is_a_warning() -> None:
+    """An honest Monte-Carlo p of 0.0495 whose exact value is 0.0547 (issue 8): borderline, not wrong."""
+    answer = _near_alpha(0.0495, "idea better (significant)")
+    assert run_rule("A307", answer) == []
+    [f] = run_rule("V401", answer)
+    assert f.severity is Severity.WARNING
+    assert "borderline" in f.message
+
+
+def test_v401_a_fake_p_across_alpha_is_an_error() -> None:
+    answer = _near_alpha(0.0273, "idea better (significant)")  # half the exact p, no honest estimate
+    [f] = run_rule("V401", answer)
+    assert f.severity is Severity.ERROR
+
+
+def test_v401_verdict_contradicting_its_own_p() -> None:
+    """p = 0.03 next to "no measurable effect": the data support the verdict, the answer contradicts itself."""
+    answer = _near_alpha(0.03, "no measurable effect")
+    [f] = run_rule("V401", answer)
+    assert f.severity is Severity.ERROR
+    assert f.pointer == "/bench_report/comparison/p_value"
+    assert "own p_value" in f.message
+    assert run_rule("V401", _near_alpha(0.0547, "no measurable effect")) == []
+    assert run_rule("V401", _near_alpha(0.05, "no measurable effect")) == []  # on alpha: either reading

@@ -60,7 +60,7 @@ def _direction(ctx: AuditContext) -> Verdict:
 def _verdict_of_claimed_p(ctx: AuditContext) -> Verdict | None:
     """The verdict the answer's own p gives (None when its p sits on alpha, where either reading is fair)."""
     r, claimed_p = ctx.recomputed, ctx.report.comparison.p_value
-    if abs(claimed_p - ctx.options.alpha) <= printed(claimed_p).half_unit:
+    if abs(claimed_p - ctx.options.alpha) < printed(claimed_p).half_unit:  # alpha strictly inside its rounding
         return None
     from ..stats import decide_verdict
 
@@ -76,7 +76,10 @@ def _borderline(ctx: AuditContext, claimed: Verdict) -> bool:
     agreed = ctx.p_agreement
     if agreed is None or not agreed.consistent:
         return False
-    return claimed is _verdict_of_claimed_p(ctx)
+    own = _verdict_of_claimed_p(ctx)
+    if own is None:  # the claimed p sits on alpha: "no effect" and the observed direction both follow
+        return claimed in (Verdict.NONE, _direction(ctx))
+    return claimed is own
 
 
 @check("V401", "verdict-contradicts-statistics", Severity.ERROR)

@@ -1,0 +1,100 @@
+"""Printed precision, float32 provenance and the tolerance model of claimed numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from auditor.precision import (
+    Noise,
+    agrees,
+    could_be_float32,
+    mean_noise,
+    near_float32,
+    printed,
+    std_noise,
+)
+
+
+@pytest.mark.parametrize(
+    "value, digits, half_unit",
+    [
+        (10.93094, 7, 5e-6),
+        (0.0156, 3, 5e-5),
+        (1.5e-07, 2, 5e-9),
+        (0.0, 1, 0.05),
+        (14.0, 3, 0.05),
+        (-0.008685469627380371, 16, 5e-19),
+        (123456.0, 7, 0.05),
+    ],
+)
+def test_printed_reads_the_last_digit(value: float, digits: int, half_unit: float) -> None:
+    shown = printed(value)
+    assert shown.digits == digits
+    assert shown.half_unit == pytest.approx(half_unit, rel=1e-12)
+
+
+def test_float32_provenance() -> None:
+    f32 = float(np.float32(10.930935978889465))
+    assert near_float32(f32)
+    assert not near_float32(10.930935978889465)
+    # Nine printed digits of a float32 pin it down; the seventh digit edited does not fit.
+    assert could_be_float32(float(f"{f32:.9g}"))
+    assert not could_be_float32(10.93094597888946)
+    # A float32 sum divided by n in float64 is a float32 only after multiplying back.
+    total32 = float(np.float32(87.44748783111572))
+    assert could_be_float32(total32 / 7, [(total32 / 7 * 7, 7)])
+
+
+MEAN = 10.930935978889465  # seed 000's baseline mean, float64
+MAGNITUDE = 13.046205520629883
+
+
+@pytest.mark.parametrize(
+    "claimed",
+    [
+        MEAN,
+        10.93094,  # 7 significant digits
+        10.931,  # 5 significant digits
+        10.9,
+        float(np.float32(MEAN)),  # computed in float32, printed in full
+        float(np.float32(MEAN)) + 2 * 9.5367431640625e-07,  # float32 accumulation two ulps off
+    ],
+)
+def test_honest_means_agree(claimed: float) -> None:
+    assert agrees(claimed, MEAN, mean_noise(8, MAGNITUDE, claimed))
+
+
+@pytest.mark.parametrize(
+    "claimed",
+    [
+        10.930945978889465,  # a hand-edited 7th digit in a 17-digit number
+        10.93099,  # 7 digits: 5e-5 away, beyond any float32 accumulation over 8 values near 10
+        10.92,
+        10.930935978898,  # 14 digits, not a float32 result: its 13th digit was edited
+    ],
+)
+def test_dishonest_means_do_not(claimed: float) -> None:
+    assert not agrees(claimed, MEAN, mean_noise(8, MAGNITUDE, claimed))
+
+
+def test_float32_std_of_accuracy_fractions_agrees() -> None:
+    acc = np.array([9012, 8931, 9104, 8877, 9050, 8990, 9120, 8955, 9033, 9001]) / 10000
+    exact = float(acc.std())
+    for ddof_free in (
+        float(acc.astype(np.float32).std()),  # two-pass in float32
+        float(np.sqrt(np.float32(np.mean(acc.astype(np.float32) ** 2) - np.mean(acc.astype(np.float32)) ** 2))),
+    ):
+        assert agrees(ddof_free, exact, std_noise(acc.size, float(acc.max()), ddof_free, exact))
+    assert not agrees(exact * 1.01, exact, std_noise(acc.size, float(acc.max()), exact * 1.01, exact))
+
+
+def test_rtol_is_a_method_tolerance_on_top() -> None:
+    noise = Noise(0.0, 0.0)
+    assert not agrees(1.0005, 1.0, noise)
+    assert agrees(1.0005, 1.0, noise, rtol=1e-3)
+
+
+def test_non_finite_never_agrees() -> None:
+    assert not agrees(float("nan"), 1.0, Noise(1.0, 1.0))
+    assert not agrees(1.0, float("inf"), Noise(1.0, 1.0))

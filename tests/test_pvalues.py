@@ -1,0 +1,107 @@
+"""Which claimed p-values an honest sign-flip test could have printed (auditor.pvalues)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from auditor.pvalues import COMMON_RESAMPLES, agreement
+from auditor.stats import PBand
+
+SEED_000 = PBand(0.015625, 0.015625)  # exact 4/256
+
+
+def test_exact_and_rounded_claims() -> None:
+    assert agreement(0.015625, SEED_000).how == "exact"
+    assert agreement(0.0156, SEED_000).how == "exact, rounded"
+    assert agreement(0.02, SEED_000).consistent  # two decimals
+    assert agreement(0.0, PBand(0.0039, 0.0039)).consistent  # 0.0039 printed with two decimals
+
+
+def test_seed_000_is_a_count_over_20000_draws() -> None:
+    agreed = agreement(0.01475, SEED_000)
+    assert agreed.consistent
+    assert agreed.resamples is not None and 0.01475 * agreed.resamples == pytest.approx(round(0.01475 * agreed.resamples))
+
+
+def _simulate(p_true: float, resamples: int, convention: str, rng: np.random.Generator) -> float:
+    if convention == "hits/B":
+        return rng.binomial(resamples, p_true) / resamples
+    if convention == "(hits+1)/(B+1)":
+        return (rng.binomial(resamples, p_true) + 1) / (resamples + 1)
+    # scipy: twice the smaller one-sided (hits+1)/(B+1)
+    return min(1.0, 2 * (rng.binomial(resamples, p_true / 2) + 1) / (resamples + 1))
+
+
+@pytest.mark.parametrize("convention", ["hits/B", "(hits+1)/(B+1)", "scipy"])
+@pytest.mark.parametrize("resamples", [1_000, 2_000, 5_000, 9_999, 20_000])
+def test_honest_monte_carlo_estimates_are_accepted(convention: str, resamples: int) -> None:
+    """200 simulated estimates per (B, convention), p from 1e-6 to 0.9: at most one miss (99.9% intervals)."""
+    rng = np.random.default_rng(resamples)
+    misses = 0
+    for p_true in np.geomspace(1e-6, 0.9, 200):
+        claimed = _simulate(float(p_true), resamples, convention, rng)
+        misses += not agreement(claimed, PBand(float(p_true), float(p_true))).consistent
+    assert misses <= 1
+
+
+@pytest.mark.parametrize("factor", [2.0, 5.0, 10.0, 0.5, 0.2, 0.1])
+def test_a_p_off_by_a_factor_printed_in_full_is_caught(factor: float) -> None:
+    caught = 0
+    exact_ps = [k / 256 for k in range(1, 128, 3)]  # exact p of 8 seeds
+    for p in exact_ps:
+        caught += not agreement(min(1.0, p * factor), PBand(p, p)).consistent
+    assert caught >= 0.95 * len(exact_ps)
+
+
+def test_a_stated_count_replaces_the_usual_ones() -> None:
+    assert agreement(0.018, SEED_000).consistent  # 18/1000
+    assert not agreement(0.018, SEED_000, stated_resamples=[1_000_000]).consistent
+    assert agreement(0.01475, SEED_000, stated_resamples=[20_000]).consistent
+
+
+def test_assumed_resamples_adds_an_uncommon_count() -> None:
+    band = PBand(0.25, 0.25)
+    claimed = 7 / 31  # 0.2258...: only a count over 31 draws prints exactly this
+    assert 31 not in COMMON_RESAMPLES
+    assert not agreement(claimed, band).consistent
+    assert agreement(claimed, band, assumed_resamples=31).consistent
+
+
+def test_strong_effect_plus_one_estimates() -> None:
+    for resamples in (1_000, 2_000, 5_000):
+        assert agreement(1 / (resamples + 1), PBand(1.9e-6, 1.9e-6)).consistent
+
+
+def test_not_a_probability() -> None:
+    assert not agreement(1.5, SEED_000).consistent
+    assert not agreement(-0.01, SEED_000).consistent
+    assert not agreement(float("nan"), SEED_000).consistent
+
+
+def test_resamples_and_mc_resamples_are_separate_options(tmp_path, capsys) -> None:
+    """--resamples sets the auditor's own randomized test; --mc-resamples only the B assumed for claims."""
+    import json
+
+    from auditor.cli import main
+
+    from conftest import as_transcript, seed_answer
+
+    rng = np.random.default_rng(41)
+    answer = seed_answer()
+    report = answer["bench_report"]
+    base = [float(x) for x in 10 + rng.normal(0, 1, 45)]
+    report["baseline"]["full"]["per_seed"] = base
+    report["idea"]["per_seed"] = [b - 0.01 for b in base]
+    path = tmp_path / "answer.txt"
+    path.write_text(as_transcript(answer), encoding="utf-8")
+
+    def recomputed(*flags: str) -> dict:
+        main(["audit", str(path), "--format", "json", "--isolated", *flags])
+        return json.loads(capsys.readouterr().out)["results"][0]["recomputed"]
+
+    default = recomputed()
+    assert default["p_value_method"] == "randomized"
+    assert default["p_value"] == pytest.approx(1 / 100_001)  # every one of 100,000 resamples is less extreme
+    assert recomputed("--resamples", "2000")["p_value"] == pytest.approx(1 / 2_001)
+    assert recomputed("--mc-resamples", "2000")["p_value"] == default["p_value"]
