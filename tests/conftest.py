@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SEED_000 = FIXTURES / "answers" / "000_28acc42565c7de9b.txt"
 SEED_001 = FIXTURES / "answers" / "001_0adda411732ac938.txt"
-SHARED = ROOT.parent / "shared"
+# Test data shipped with the repository (the official SARIF 2.1.0 schema): a fresh clone is self-contained.
+SHARED = ROOT / "tests" / "data"
 
 
 def codes(result: AuditResult) -> set[str]:

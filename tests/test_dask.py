@@ -13,7 +13,7 @@ from auditor.cli import main
 
 from conftest import FIXTURES
 
-from dask.distributed import LocalCluster
+LocalCluster = pytest.importorskip("dask.distributed", reason="the [dask] extra is not installed").LocalCluster
 
 SANDBOX_MISSING = not (shutil.which("bwrap") and importlib.util.find_spec("torch"))
 
