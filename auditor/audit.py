@@ -68,6 +68,8 @@ def status_of(findings: list[Finding] | tuple[Finding, ...], options: AuditOptio
         return STATUS_ERROR
     if options.fail_on is not None and any(f.severity.rank >= options.fail_on.rank for f in findings):
         return STATUS_FAIL
+    if any(f.severity is Severity.ERROR and f.rule in options.always_fail for f in findings):
+        return STATUS_FAIL  # a discovered config's fail-on cannot pass these (auditor.config)
     return STATUS_PASS
 
 
@@ -303,16 +305,68 @@ def internal_error(source: str, exc: BaseException) -> AuditResult:
 
 
 def _write_log(text: str) -> tuple[str | None, str | None]:
-    """Write ``text`` to a new log file; (its path, None) or (None, why not)."""
+    """Write ``text`` to a new log file; (its path, None) or (None, why not).
+
+    The folder is ``<tempdir>/auditor-logs``, made with mode 0700.  The temporary
+    folder may be shared (``/tmp``): when that name already exists it is used
+    only if it is a real directory (not a link), owned by us, that neither group
+    nor others may write to; otherwise the log goes to a fresh private folder
+    (``mkdtemp``).  The file is created beside a descriptor of the checked
+    folder, exclusively and without following links, with mode 0600.
+    """
     import os
     import tempfile
 
     try:
-        folder = os.path.join(tempfile.gettempdir(), LOG_DIR_NAME)
-        os.makedirs(folder, exist_ok=True)
-        handle, path = tempfile.mkstemp(prefix="auditor-x000-", suffix=".log", dir=folder, text=True)
-        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
-            stream.write(text)
-        return path, None
+        base = tempfile.gettempdir()
+        folder = os.path.join(base, LOG_DIR_NAME)
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        fd = _open_private_folder(folder)
+        if fd is None:
+            folder = tempfile.mkdtemp(prefix=LOG_DIR_NAME + "-", dir=base)
+            fd = _open_private_folder(folder)
+            if fd is None:
+                return None, f"no private folder for logs under {base}"
+        try:
+            return os.path.join(folder, _create_log(fd, text)), None
+        finally:
+            os.close(fd)
     except OSError as exc:
         return None, f"{type(exc).__name__}: {exc}"
+
+
+def _open_private_folder(path: str) -> int | None:
+    """A descriptor of ``path`` if it is a directory we own that only we may write to, else None."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None  # a link (ELOOP), not a directory, or gone
+    info = os.fstat(fd)
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022:
+        return fd
+    os.close(fd)
+    return None
+
+
+def _create_log(folder_fd: int, text: str) -> str:
+    """A new ``auditor-x000-*.log`` inside the folder ``folder_fd``, holding ``text``; its name."""
+    import os
+    import secrets
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        name = f"auditor-x000-{secrets.token_hex(6)}.log"
+        try:
+            handle = os.open(name, flags, 0o600, dir_fd=folder_fd)
+        except FileExistsError:
+            continue
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
+            stream.write(text)
+        return name
+    raise FileExistsError("no free log file name")

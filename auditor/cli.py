@@ -45,6 +45,27 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _finite(text: str, *, positive: bool) -> float:
+    import math
+
+    value = float(text)
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise argparse.ArgumentTypeError(f"expected a {'positive' if positive else 'non-negative'} number, got {text}")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    return _finite(text, positive=True)
+
+
+def _nonnegative_number(text: str) -> float:
+    return _finite(text, positive=False)
+
+
+# argparse names the type in "invalid ... value: 'x'".
+_positive_number.__name__, _nonnegative_number.__name__ = "positive number", "non-negative number"
+
+
 def _probability(text: str) -> float:
     value = float(text)
     if not 0 < value < 1:
@@ -98,14 +119,14 @@ def _add_audit_arguments(audit: argparse.ArgumentParser) -> None:
     rr.add_argument("--rerun", action="store_true")
     rr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     rr.add_argument("--workspace", help="folder holding the answer's files (default: the transcript's folder)")
-    rr.add_argument("--timeout", type=float, default=600.0, help="wall-clock seconds (default 600)")
+    rr.add_argument("--timeout", type=_positive_number, default=600.0, help="wall-clock seconds (default 600)")
     rr.add_argument("--python", help="interpreter for the experiment (default: this one)")
-    rr.add_argument("--rtol", type=float, help="relative tolerance per seed (default 1e-5, 1e-2 across devices)")
-    rr.add_argument("--memory", type=float, default=8.0, help="memory cap in GiB (default 8)")
-    rr.add_argument("--disk", type=float, default=2.0, help="GiB the run's copy may grow by, in RAM (default 2)")
+    rr.add_argument("--rtol", type=_nonnegative_number, help="relative tolerance per seed (default 1e-5, 1e-2 across devices)")
+    rr.add_argument("--memory", type=_positive_number, default=8.0, help="memory cap in GiB (default 8)")
+    rr.add_argument("--disk", type=_nonnegative_number, default=2.0, help="GiB the run's copy may grow by, in RAM (default 2)")
     rr.add_argument("--max-processes", type=_positive_int, default=1024,
                     help="processes and threads the experiment may have (default 1024)")
-    rr.add_argument("--max-output", type=float, default=1024.0,
+    rr.add_argument("--max-output", type=_positive_number, default=1024.0,
                     help="MiB the experiment may print before it is killed (default 1024)")
     rr.add_argument("--unsafe-no-sandbox", action="store_true", help="run without bubblewrap (trusted code only)")
 
@@ -169,8 +190,41 @@ def _settings(args: argparse.Namespace):  # -> config.Settings
     )
 
 
+def _announce_config(settings, args: argparse.Namespace) -> None:  # settings: config.Settings
+    """Name the configuration file on stderr (text format), and what a discovered one could not do."""
+    from .formats.safe import clean
+
+    if settings.config is None:
+        return
+    where = clean(str(settings.config))
+    if args.format == "text":
+        how = "discovered" if settings.discovered else "from --config"
+        print(f"auditor: configuration {where} ({how})", file=sys.stderr)
+    if args.rerun and settings.guarded:
+        from .config import protected_rules
+
+        codes = protected_rules()
+        print(
+            f"auditor: note: {where} was discovered, not named with --config, so its "
+            f"{', '.join(settings.guarded)} cannot silence or pass the rerun's findings "
+            f"({codes[0]}-{codes[-1]}); name the file with --config, or use the command line, to do that",
+            file=sys.stderr,
+        )
+
+
+def _gate_fails(results, options) -> bool:  # results: Sequence[AuditResult], options: AuditOptions
+    """The exit status: a result fails ``--fail-on``, or holds an error the guard always fails."""
+    from .batch import failing
+    from .findings import Severity
+
+    if failing(results, options.fail_on):
+        return True
+    guarded = options.always_fail
+    return any(f.severity is Severity.ERROR and f.rule in guarded for r in results for f in r.findings)
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .batch import discover, failing
+    from .batch import discover
     from .session import run_session
 
     _check_combinations(args)
@@ -178,10 +232,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     paths = discover(args.paths, settings.include, settings.exclude)
     if not paths:
         raise UsageError("no transcripts found in the given paths")
+    _announce_config(settings, args)
     run = run_session(paths, settings, args, rerun=_rerun_options(args))
     if args.write_baseline or args.exit_zero:
         return EXIT_OK
-    return EXIT_FAIL if failing(run.results, settings.options.fail_on) else EXIT_OK
+    return EXIT_FAIL if _gate_fails(run.results, settings.options) else EXIT_OK
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -223,7 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except AuditorError as exc:
-        print(f"auditor: error: {exc}", file=sys.stderr)
+        from .formats.safe import clean  # the message may quote a file name or an answer's text
+
+        print(f"auditor: error: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("auditor: interrupted", file=sys.stderr)

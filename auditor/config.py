@@ -32,6 +32,13 @@ Keys (kebab-case)::
 
 Every problem (unknown key, wrong type, unreadable or invalid TOML) raises
 :class:`~auditor.errors.UsageError` naming the file and the key.
+
+A *discovered* file may lie in the folder under audit, written by the agent
+itself, so it cannot silence the rerun's integrity findings (the "rerun"
+family, R801-R807): its select, ignore and per-file-ignores never drop them,
+its severity table never lowers them, and its ``fail-on = "never"`` never lets
+one of them pass (``AuditOptions.always_fail``).  The command line and a file named
+with ``--config`` are the user's own choice and may.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from typing import Any, Callable, Sequence
 
 from .batch import DEFAULT_INCLUDE, options_for
 from .errors import UsageError
-from .findings import Severity
+from .findings import Severity, matches
 from .options import AuditOptions
 
 PYPROJECT = "pyproject.toml"
@@ -75,6 +82,9 @@ class Config:
     thresholds: dict[str, float] = field(default_factory=dict)  # AuditOptions field -> value
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
+    # Found by looking upward from the working directory, not named with --config:
+    # it may be the audited agent's own file (see the module docstring).
+    discovered: bool = False
 
     @property
     def root(self) -> Path | None:
@@ -93,6 +103,7 @@ def discover(start: Path) -> Path | None:
 
 def load(path: Path | None = None, *, start: Path | None = None) -> Config:
     """Read ``path`` (or discover one upward from ``start``); an empty Config when none exists."""
+    discovered = path is None
     if path is None:
         path = discover((start or Path.cwd()).resolve())
         if path is None:
@@ -102,7 +113,7 @@ def load(path: Path | None = None, *, start: Path | None = None) -> Config:
     table = _read_toml(path).get("tool", {}).get("auditor")
     if table is None:
         raise UsageError(f"{path}: no [tool.auditor] table")
-    return parse(table, path)
+    return replace(parse(table, path), discovered=discovered)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -228,6 +239,30 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 }
 
 
+def protected_rules() -> tuple[str, ...]:
+    """The rerun's integrity rules (R801-R807), which a discovered config cannot silence."""
+    from .findings import all_rules
+
+    return tuple(rule.code for rule in all_rules() if rule.family == "rerun")
+
+
+def _unprotected(patterns: Sequence[str], protected: Sequence[str]) -> tuple[str, ...]:
+    """Patterns matching exactly the rules ``patterns`` match, less the ``protected`` ones.
+
+    A pattern that covers a protected rule (``R``, ``R80``, ``ALL``) becomes the
+    registered codes it covers but those.
+    """
+    from .findings import all_rules
+
+    out: list[str] = []
+    for pattern in patterns:
+        if not any(matches(code, [pattern]) for code in protected):
+            out.append(pattern)
+            continue
+        out.extend(r.code for r in all_rules() if r.code not in protected and matches(r.code, [pattern]))
+    return tuple(dict.fromkeys(out))
+
+
 @dataclass(frozen=True)
 class Settings:
     """What one ``auditor audit`` run does: the command line over the config over the defaults."""
@@ -238,6 +273,10 @@ class Settings:
     fdr: float
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     root: Path | None = None  # per-file-ignores globs are relative to it
+    config: Path | None = None  # the file read, if any
+    discovered: bool = False  # ... found upward from the working directory
+    # The keys of a discovered file that tried to silence a protected rule and were overridden for it.
+    guarded: tuple[str, ...] = ()
 
     def options_for(self, path: str) -> AuditOptions:
         return options_for(path, self.options, self.per_file_ignores, self.root)
@@ -265,7 +304,9 @@ def resolve(
 
     A list given on the command line replaces the configured one.  ``limits``
     are AuditOptions fields only the command line sets (max_bytes, ...).
+    A discovered config cannot silence the protected rules (:func:`_guard`).
     """
+    config, guarded, always_fail = _guard(config, select=select, ignore=ignore, fail_on=fail_on)
     defaults = AuditOptions()
     options = replace(
         defaults,
@@ -279,6 +320,8 @@ def resolve(
         **config.thresholds,
         **limits,
     )
+    if always_fail:
+        options = replace(options, always_fail=always_fail)
     return Settings(
         options=options,
         include=tuple(_first(include, config.include, DEFAULT_INCLUDE)),
@@ -286,4 +329,49 @@ def resolve(
         fdr=_first(fdr, config.fdr, 0.05),
         per_file_ignores=dict(config.per_file_ignores),
         root=config.root,
+        config=config.path,
+        discovered=config.discovered,
+        guarded=guarded,
     )
+
+
+def _guard(
+    config: Config, *, select: Sequence[str] | None, ignore: Sequence[str] | None, fail_on: str | None
+) -> tuple[Config, tuple[str, ...], frozenset[str]]:
+    """A discovered ``config`` less what would silence a protected rule.
+
+    Returns the config to apply, the keys that were overridden, and the rules
+    whose errors must fail even under its ``fail-on = "never"``.  Values the
+    command line gives replace the file's and are not touched.
+    """
+    if not config.discovered:
+        return config, (), frozenset()
+    protected = protected_rules()
+    changes: dict[str, Any] = {}
+    if select is None and config.select:
+        missing = tuple(c for c in protected if not matches(c, config.select))
+        if missing:
+            changes["select"] = (*config.select, *missing)
+    if ignore is None and config.ignore:
+        kept = _unprotected(config.ignore, protected)
+        if kept != config.ignore:
+            changes["ignore"] = kept
+    per_file = {glob: _unprotected(codes, protected) for glob, codes in config.per_file_ignores.items()}
+    if per_file != config.per_file_ignores:
+        changes["per_file_ignores"] = {glob: codes for glob, codes in per_file.items() if codes}
+    from .findings import get_rule
+
+    severity = {
+        code: level for code, level in config.severity.items()
+        if code not in protected or level.rank >= get_rule(code).severity.rank
+    }
+    if severity != config.severity:
+        changes["severity"] = severity
+    always_fail: frozenset[str] = frozenset()
+    if fail_on is None and config.fail_on == "never":
+        always_fail = frozenset(protected)
+        changes["fail_on"] = config.fail_on  # kept for every other rule
+    keys = {"select": "select", "ignore": "ignore", "per_file_ignores": "per-file-ignores",
+            "severity": "severity", "fail_on": "fail-on"}
+    guarded = tuple(keys[k] for k in keys if k in changes)
+    return replace(config, **changes), guarded, always_fail

@@ -48,6 +48,9 @@ class AuditOptions:
     fail_on: Severity | None = Severity.ERROR
     # Per-rule severity overrides, e.g. {"T601": Severity.ERROR}.
     severity_overrides: dict[str, Severity] = field(default_factory=dict)
+    # Rules whose errors fail a result whatever fail_on says: the rerun's integrity
+    # rules when fail_on came from a discovered configuration (auditor.config).
+    always_fail: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,13 @@ def near_float32(value: float, slack: float = 0.0) -> bool:
 
 
 def accumulation_noise(n: int, magnitude: float, unit: float) -> float:
-    """Bound on how far an honest n-term sum, mean or variance of values of ``magnitude`` may drift."""
+    """Bound on how far an honest n-term sum, mean or variance of values of ``magnitude`` may drift.
+
+    Values beyond the float32 range cannot have been computed in float32: the
+    float64 bound applies to them whatever ``unit`` says.
+    """
+    if unit == U32 and abs(magnitude) > FLOAT32_MAX:
+        unit = U64
     return ACCUMULATION_SAFETY * (max(n, 1) + 2) * unit * abs(magnitude)
 
 
@@ -118,10 +124,11 @@ def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0
     """
     if not (math.isfinite(claimed) and math.isfinite(recomputed)):
         return False
-    shown = printed(claimed)
+    # A printed zero carries no digit to round at: "0.0" beside a real effect is a claim of none.
+    half_unit = 0.0 if claimed == 0 else printed(claimed).half_unit
     diff = abs(claimed - recomputed)
     # Half a unit of the printed digit, with float slack at exact halves.
-    slack = shown.half_unit * (1 + 1e-9) + 2 * math.ulp(max(abs(claimed), abs(recomputed))) + rtol * abs(recomputed)
+    slack = half_unit * (1 + 1e-9) + 2 * math.ulp(max(abs(claimed), abs(recomputed))) + rtol * abs(recomputed)
     if diff <= slack + noise.float64:
         return True
     if not could_be_float32(claimed, noise.float32_forms):

@@ -1,7 +1,10 @@
 """The batch progress bar: files done/total, failures so far, rate and ETA on stderr.
 
 Transient (it disappears when the batch ends) and shown only when stderr is a
-terminal, so logs and pipes never receive control sequences.
+terminal, so logs and pipes never receive control sequences.  The rerun
+spinner's messages quote the answer's command line: they are cleaned of
+terminal controls (:func:`auditor.formats.safe.clean`) and shown without
+parsing rich markup.
 """
 
 from __future__ import annotations
@@ -66,11 +69,13 @@ def rerun_spinner(*, enabled: bool) -> Iterator[Callable[[str], None] | None]:
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    from .formats.safe import clean
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn())
     with Progress(*columns, console=Console(file=sys.stderr), transient=True) as progress:
         task = progress.add_task("rerun: preparing", total=None)
 
         def say(message: str) -> None:
-            progress.update(task, description=message)
+            progress.update(task, description=clean(message))
 
         yield say

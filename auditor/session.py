@@ -5,7 +5,9 @@ drop baselined findings -> stream jsonl lines -> cross-answer checks ->
 write a baseline -> render the chosen format to stdout or ``--output``.
 
 Part of the CLI layer: it writes to stdout, stderr and the files the command
-line names, and nothing else.
+line names, and nothing else.  What it writes is cleaned of terminal controls
+by the output layer (:mod:`auditor.formats.safe`, applied by ``Run`` and the
+jsonl stream); the baseline records the findings as they were found.
 """
 
 from __future__ import annotations
@@ -120,26 +122,27 @@ def run_session(
             alpha=settings.options.alpha,
             keep=known.new_findings if known is not None else (lambda findings, source: findings),
         )
-        run = Run(tuple(results), cross)
+        # The Run cleans agent text for display; the baseline fingerprints the findings as found.
+        run = Run(tuple(results), cross, config=os.path.abspath(settings.config) if settings.config else None)
         if stream is not None:
             stream.write_summary(run, _late_findings(audited, results))
     if args.write_baseline:
-        _write_baseline(run, args)
+        _write_baseline(results, args)
     if args.format != "jsonl":
         _render(run, args)
     return run
 
 
-def _write_baseline(run: Run, args: argparse.Namespace) -> None:
+def _write_baseline(results: Sequence[AuditResult], args: argparse.Namespace) -> None:
     from .baseline import render
 
     try:
-        atomic_write(args.write_baseline, render(run.results, args.write_baseline))
+        atomic_write(args.write_baseline, render(results, args.write_baseline))
     except OSError as exc:
         raise UsageError(f"cannot write baseline {args.write_baseline}: {exc}") from None
     if not args.quiet:
-        count = sum(len(r.findings) for r in run.results)
-        print(f"auditor: recorded {count} findings of {len(run.results)} transcripts in {args.write_baseline}", file=sys.stderr)
+        count = sum(len(r.findings) for r in results)
+        print(f"auditor: recorded {count} findings of {len(results)} transcripts in {args.write_baseline}", file=sys.stderr)
 
 
 def _render(run: Run, args: argparse.Namespace) -> None:

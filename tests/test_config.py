@@ -104,3 +104,105 @@ def test_explicit_config_file(tmp_path, capsys) -> None:
     assert main(["audit", str(SEED_001), "--config", str(path), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {f["rule"] for f in data["results"][0]["findings"]} == {"T601"}
+
+
+# -- a discovered config cannot silence the rerun (R801-R807) --------------------------------
+
+SILENCING = """
+[tool.auditor]
+select = ["A", "V", "R"]
+ignore = ["R", "ALL"]
+fail-on = "never"
+[tool.auditor.per-file-ignores]
+"*" = ["R8"]
+[tool.auditor.severity]
+R802 = "info"
+R804 = "warning"
+R805 = "info"
+"""
+
+
+def _agent_folder(tmp_path: Path, experiment: str) -> Path:
+    """A copy of an experiment whose folder holds the agent's own pyproject.toml."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    folder = tmp_path / "agent"
+    shutil.copytree(FIXTURES / "experiments" / experiment, folder)
+    _pyproject(folder, SILENCING)
+    return folder
+
+
+def _rerun_json(capsys, *argv: str) -> tuple[int, dict, str]:
+    code = main(["audit", *argv, "--rerun", "--device", "cpu", "--format", "json", "--quiet"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def test_discovered_config_cannot_ignore_or_pass_rerun_findings(tmp_path, monkeypatch, capsys) -> None:
+    folder = _agent_folder(tmp_path, "injected_command")  # R802: refused, so nothing runs
+    monkeypatch.chdir(folder)
+    code, data, err = _rerun_json(capsys, "answer.txt", "--unsafe-no-sandbox")
+    result = data["results"][0]
+    r802 = [f for f in result["findings"] if f["rule"] == "R802"]
+    assert code == 1 and result["status"] == "fail"
+    assert r802 and r802[0]["severity"] == "error"
+    assert data["config"] == str(folder.resolve() / "pyproject.toml")
+    assert "pyproject.toml" in err  # the note says what the discovered file could not do
+    # Static rules stay under the discovered config's control.
+    assert not any(f["rule"].startswith(("D", "T", "E")) for f in result["findings"])
+    # The command line, or a config file named on it, may still decide.
+    code, data, _ = _rerun_json(capsys, "answer.txt", "--unsafe-no-sandbox", "--fail-on", "never")
+    assert code == 0 and data["results"][0]["status"] == "pass"
+    assert "R802" in {f["rule"] for f in data["results"][0]["findings"]}
+    code, data, _ = _rerun_json(capsys, "answer.txt", "--unsafe-no-sandbox", "--ignore", "R802")
+    assert "R802" not in {f["rule"] for f in data["results"][0]["findings"]}
+    code, data, _ = _rerun_json(capsys, "answer.txt", "--unsafe-no-sandbox", "--config", "pyproject.toml")
+    assert code == 0 and "R802" not in {f["rule"] for f in data["results"][0]["findings"]}
+    assert data["config"] == str(folder.resolve() / "pyproject.toml")
+
+
+def test_json_and_text_name_the_config_file(tmp_path, monkeypatch, capsys) -> None:
+    path = _pyproject(tmp_path, "[tool.auditor]\nalpha = 0.05\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", str(SEED_000), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"] == str(path.resolve())
+    assert main(["audit", str(SEED_000), "--format", "json", "--isolated"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"] is None
+    assert main(["audit", str(SEED_000)]) == 0
+    assert str(path.resolve()) in capsys.readouterr().err
+
+
+def test_resolve_protects_rerun_rules_from_a_discovered_config_only(tmp_path) -> None:
+    path = _pyproject(tmp_path, SILENCING)
+    discovered = config.load(start=tmp_path)
+    explicit = config.load(path)
+    assert discovered.discovered and not explicit.discovered
+    guarded = config.resolve(discovered)
+    free = config.resolve(explicit)
+    from auditor.findings import matches
+
+    for code in ("R801", "R804", "R805", "R807"):
+        assert matches(code, guarded.options.select) and not matches(code, guarded.options.ignore)
+        assert guarded.options.severity_overrides.get(code, Severity.ERROR) is Severity.ERROR
+        assert not matches(code, guarded.options_for(str(tmp_path / "answer.txt")).ignore)
+        assert matches(code, free.options.ignore)
+    # Every other rule is ignored as the file says.
+    assert matches("A307", guarded.options.ignore) and matches("V401", guarded.options.ignore)
+
+
+def test_discovered_config_cannot_pass_a_real_rerun(tmp_path, monkeypatch, capsys) -> None:
+    import importlib.util
+    import os
+    import shutil
+
+    if not (shutil.which("bwrap") and importlib.util.find_spec("torch")) and not os.environ.get("CI"):
+        pytest.skip("needs bwrap and torch (never skipped in CI)")
+    folder = _agent_folder(tmp_path, "edited_numbers")
+    monkeypatch.chdir(folder)
+    code, data, _ = _rerun_json(capsys, "answer.txt", "--timeout", "120")
+    result = data["results"][0]
+    assert result["rerun"]["reproduced"] is False
+    assert code == 1 and result["status"] == "fail"
+    assert "R804" in {f["rule"] for f in result["findings"]}

@@ -336,7 +336,9 @@ CASES = [
     Hostile(
         "per_seed_at_the_1e150_bound",
         lambda: mutated("000", per_seed([1e150, -1e150] * 4, [-1e150, 1e150] * 4)),
-        "A302",
+        # The claimed means (10.9) lie within float64 cancellation noise of sums of +-1e150
+        # (ulp 1e134), so A302 cannot tell; the claimed std of 1.4 next to 1e150 is A303's.
+        "A303",
         "fail",
     ),
     Hostile(

@@ -98,3 +98,10 @@ def test_rtol_is_a_method_tolerance_on_top() -> None:
 def test_non_finite_never_agrees() -> None:
     assert not agrees(float("nan"), 1.0, Noise(1.0, 1.0))
     assert not agrees(1.0, float("inf"), Noise(1.0, 1.0))
+
+
+def test_a_printed_zero_is_a_claim_of_none() -> None:
+    """delta_mean 0.0 beside a real effect of -0.0087 is not "-0.0087 printed with one decimal"."""
+    assert not agrees(-0.0, -0.0087, mean_noise(16, 13.0, -0.0))
+    assert agrees(0.0, 0.0, mean_noise(16, 13.0, 0.0))
+    assert agrees(0.0, 1e-15, mean_noise(16, 13.0, 0.0))  # float noise around an exact zero

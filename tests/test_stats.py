@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import time
 
 import numpy as np
 import pytest

@@ -1,7 +1,8 @@
 """Output formats: each module renders the same list of results.
 
 A format is a function ``write(run, stream)`` registered in ``FORMATS``;
-``run`` is a :class:`Run` (the results plus the totals every format shows).
+``run`` is a :class:`Run` (the results plus the totals every format shows),
+whose strings are already cleaned of terminal controls (:mod:`.safe`).
 """
 
 from __future__ import annotations
@@ -12,15 +13,28 @@ from typing import Any, Callable, TextIO
 
 from .. import __version__
 from ..audit import STATUS_ERROR, STATUS_FAIL, STATUS_PASS, AuditResult
+from .safe import clean, clean_result
 
 
 @dataclass(frozen=True)
 class Run:
-    """Results in a deterministic order, and the batch's cross-answer summary
-    (a :class:`~auditor.rules.cross.CrossSummary`; None for a single transcript)."""
+    """Results in a deterministic order, the batch's cross-answer summary
+    (a :class:`~auditor.rules.cross.CrossSummary`; None for a single transcript)
+    and the configuration file the run read (None when it read none).
+
+    Every string a result carries (written by an agent, or a file name) is
+    cleaned of terminal controls when the Run is built (:mod:`.safe`), so no
+    format can print one raw.
+    """
 
     results: tuple[AuditResult, ...]
     cross: Any = None
+    config: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "results", tuple(clean_result(r) for r in self.results))
+        if self.config is not None:
+            object.__setattr__(self, "config", clean(self.config))
 
     @property
     def summary(self) -> dict[str, int]:
@@ -40,6 +54,7 @@ class Run:
         }
         if self.cross is not None:
             out["cross"] = self.cross.to_dict()
+        out["config"] = self.config
         return out
 
 

@@ -1,5 +1,8 @@
 """The terminal summary of a batch: a row per transcript, failures first, then
-totals, the most frequent rules and the cross-answer figures (used by ``text``)."""
+totals, the most frequent rules and the cross-answer figures (used by ``text``).
+
+Every cell is a :class:`~rich.text.Text`: a file named ``[`` or ``[bold]x`` is
+shown as named, never parsed as rich markup."""
 
 from __future__ import annotations
 
@@ -68,7 +71,7 @@ def _row_name(source: str, folder: str) -> str:
 def results_table(run: Run, width: int = 120) -> Table:
     folder = _common_folder([r.source for r in run.results])
     title = f"{len(run.results)} transcripts" + (f" in {folder}/" if folder else "")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     table.add_column("file", overflow="fold", min_width=16)
     table.add_column("status", no_wrap=True)
     table.add_column("err", justify="right", no_wrap=True)
@@ -85,15 +88,15 @@ def results_table(run: Run, width: int = 120) -> Table:
         claimed, recomputed = r.claimed or {}, r.recomputed or {}
         verdicts_differ = claimed and recomputed and _verdict(claimed.get("verdict")) != _verdict(recomputed.get("verdict"))
         table.add_row(
-            _row_name(r.source, folder),
+            Text(_row_name(r.source, folder)),
             Text(r.status.upper(), style=STATUS_STYLE.get(r.status, "")),
             Text(str(r.count(Severity.ERROR)), style="red" if r.count(Severity.ERROR) else "dim"),
             Text(str(r.count(Severity.WARNING)), style="yellow" if r.count(Severity.WARNING) else "dim"),
-            *([_rules_cell(r)] if with_rules else []),
+            *([Text(_rules_cell(r))] if with_rules else []),
             Text(_verdict(claimed.get("verdict")), style="red" if verdicts_differ else ""),
-            _verdict(recomputed.get("verdict")),
-            _p(claimed.get("p_value")),
-            _p(recomputed.get("p_value")),
+            Text(_verdict(recomputed.get("verdict"))),
+            Text(_p(claimed.get("p_value"))),
+            Text(_p(recomputed.get("p_value"))),
         )
     return table
 
@@ -155,5 +158,8 @@ def statistics_table(run: Run) -> Table:
     for column, justify in (("count", "right"), ("code", "left"), ("severity", "left"), ("name", "left"), ("files", "right")):
         table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        table.add_row(str(n), Text(code, style="bold"), severity[code], names.get(code, ""), f"in {files[code]} file(s)")
+        table.add_row(
+            Text(str(n)), Text(code, style="bold"), Text(severity[code]), Text(names.get(code, "")),
+            Text(f"in {files[code]} file(s)"),
+        )
     return table

@@ -138,6 +138,8 @@ def render(run: Run) -> str:
 
     s = run.summary
     counts = f"{s['files']} transcripts: {s['pass']} pass, {s['fail']} fail, {s['error']} error"
+    if run.config is not None:
+        counts += f" · configuration <code>{escape(run.config)}</code>"
     body = (
         f"<h1>auditor report</h1><p class=\"muted\">auditor {escape(__version__)} · {counts}</p>"
         f"<h2>Overview</h2>{_overview(run)}<h2>Transcripts</h2>"

@@ -7,7 +7,8 @@ Lines come in completion order (``--jobs`` > 1 finishes out of order); every
 line names its ``source``.  When the run completes, one last line holds the
 summary: ``{"summary": {...}, "cross": {...}, "late_findings": [...]}``, where
 ``late_findings`` are the cross-answer findings (X9xx) that could only be
-known after every line above was written, each with its ``source``.
+known after every line above was written, each with its ``source``, and
+``config``, the configuration file the run read (null when none).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..audit import AuditResult
 from ..batch import record
 from ..findings import Finding
 from . import Run
+from .safe import clean, clean_finding, clean_result
 
 
 def _dumps(data: Any) -> str:
@@ -26,14 +28,16 @@ def _dumps(data: Any) -> str:
 
 
 def result_line(result: AuditResult) -> str:
-    return _dumps(record(result)) + "\n"
+    # Lines are written before the Run exists, so they are cleaned here (see .safe).
+    return _dumps(record(clean_result(result))) + "\n"
 
 
 def summary_line(run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> str:
     data: dict[str, Any] = {"summary": run.summary}
     if run.cross is not None:
         data["cross"] = run.cross.to_dict()
-    data["late_findings"] = [{"source": source, **f.to_dict()} for source, f in late_findings]
+    data["late_findings"] = [{"source": clean(source), **clean_finding(f).to_dict()} for source, f in late_findings]
+    data["config"] = run.config
     return _dumps(data) + "\n"
 
 

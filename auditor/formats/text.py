@@ -1,6 +1,9 @@
 """``--format text``: one rich panel per transcript, for a person at a terminal.
 
-Colours follow rich's rules (NO_COLOR, non-tty output gets plain text).
+Colours follow rich's rules (NO_COLOR, non-tty output gets plain text).  Data
+(file names, verdicts, messages) always goes to rich as :class:`~rich.text.Text`,
+never as a string rich would parse for markup: ``[/bold]`` in a verdict is shown,
+not interpreted.  Terminal controls are already gone (:mod:`.safe`).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def _comparison_table(result: AuditResult) -> Table:
             r = f"{_fmt(r)} ({recomputed.get('p_value_method', 'exact')})"
         bad = any(p.endswith(suffix) for p in wrong)
         mark = Text("✗", style="red") if bad else Text("✓", style="green") if c is not None else Text("")
-        table.add_row(label, _fmt(c), _fmt(r), mark)
+        table.add_row(label, Text(_fmt(c)), Text(_fmt(r)), mark)
     return table
 
 
@@ -87,10 +90,12 @@ def _panel(result: AuditResult) -> Panel:
         parts.append(_comparison_table(result))
     if result.rerun:
         rr = result.rerun
+        ran = rr.get("seconds") is not None
         parts.append(
             Text(
                 f"rerun: {'reproduced' if rr.get('reproduced') else 'NOT reproduced'} on "
-                f"{rr.get('device', '?')} in {_fmt(rr.get('seconds'))} s (exit {rr.get('exit_code')})",
+                f"{rr.get('device', '?')} in {_fmt(rr.get('seconds'))} s (exit {rr.get('exit_code')})"
+                if ran else "rerun: NOT reproduced (nothing was run)",
                 style="green" if rr.get("reproduced") else "red",
             )
         )

@@ -5,7 +5,13 @@ answer (every problem is a finding R801-R807); it raises
 :class:`SandboxUnavailable` (an :class:`~auditor.errors.AuditorError`) when the
 rerun cannot be set up as asked: no bubblewrap, no namespaces, no GPU for
 ``--device cuda``, no such interpreter.  torch is never imported here; the
-experiment and the device probe run in subprocesses.
+experiment and the device probe both run in the sandbox.
+
+Order: the command is parsed and the workspace checked (files the answer's
+owner may not read, links, oversized files, refused workspaces: R801/R802),
+then the interpreter is refused if it lies in the workspace (R802), probed in
+the sandbox, checked again against what it reported, and only then are the
+files copied to a stage and the experiment run.
 """
 
 from __future__ import annotations
@@ -18,9 +24,17 @@ from ..findings import Finding, finding
 from ..options import AuditOptions, RerunOptions
 from . import compare, sandbox
 from .command import Command, CommandRefused, parse_how_to_run
-from .device import DeviceUnavailable, choose_device, probe_interpreter, resolve_python
+from .device import DeviceUnavailable, choose_device, interpreter_refusal, probe_interpreter, resolve_python
 from .sandbox import Outcome, SandboxUnavailable
-from .workspace import REPORT_NAME, Workspace, collect_files, copy_for_run, remove_copy, workspace_root
+from .workspace import (
+    REPORT_NAME,
+    Workspace,
+    collect_files,
+    copy_for_run,
+    owner_of,
+    remove_copy,
+    workspace_root,
+)
 
 __all__ = ["DeviceUnavailable", "SandboxUnavailable", "run_and_compare"]
 
@@ -89,12 +103,34 @@ def _check_workspace(document: dict, transcript_path: str | None, rerun: RerunOp
         findings.append(finding("R801", "the transcript was read from stdin, so its files cannot be found; "
                                 "pass --workspace", pointer="/files"))
         return None
-    ws = collect_files(root, document.get("files"), command.script if command else None)
+    ws = collect_files(root, document.get("files"), command.script if command else None,
+                       owner=owner_of(transcript_path, root))
     findings += ws.findings
     if ws.shipped_report is not None:
-        shipped = compare.shipped_report_finding(document, ws.shipped_report, options)
+        shipped = _shipped_report_finding(document, ws, options)
         findings += [shipped] if shipped else []
     return ws
+
+
+def _shipped_report_finding(document: dict, ws: Workspace, options: AuditOptions) -> Finding | None:
+    """R806 for a shipped report unlike the embedded one, read from a private copy of the checked file.
+
+    The copy is made like the run's (re-checked, the same inode), so the file
+    compared is the one checked, not whatever the path leads to by then.
+    """
+    size = ws.sizes.get(REPORT_NAME, 0)
+    if isinstance(document.get("bench_report"), dict) and size > options.max_bytes:
+        return finding("R806", f"the shipped {REPORT_NAME} is {size} bytes, over the {options.max_bytes}-byte limit",
+                       pointer="/bench_report")
+    try:
+        stage = copy_for_run(ws, names=[REPORT_NAME])
+    except OSError as exc:
+        return finding("R801", f"the shipped {REPORT_NAME} could not be read: {exc.strerror or exc}",
+                       pointer="/files", claimed=REPORT_NAME)
+    try:
+        return compare.shipped_report_finding(document, stage / REPORT_NAME, options)
+    finally:
+        remove_copy(stage)
 
 
 def _blocking(findings: list[Finding]) -> bool:
@@ -106,8 +142,15 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
              record: dict[str, Any], say: Progress) -> list[Finding]:
     bwrap = None if rerun.unsafe_no_sandbox else sandbox.find_bubblewrap()
     python = resolve_python(rerun.python)
-    say(f"rerun: asking {python} for torch and its devices")
-    interpreter = probe_interpreter(python)
+    record.update(python=python)
+    refusal = interpreter_refusal(python, ws.roots)
+    if refusal is not None:
+        return [finding("R802", refusal, pointer="/how_to_run", claimed=python)]
+    say(f"rerun: asking {python} for torch and its devices (in the sandbox)")
+    interpreter = probe_interpreter(python, bwrap, _limits(rerun, options, "AS"))
+    refusal = interpreter_refusal(python, ws.roots, interpreter)
+    if refusal is not None:
+        return [finding("R802", refusal, pointer="/how_to_run", claimed=python)]
     device = choose_device(rerun.device, interpreter)
     argv = command.argv(python)
     limits = _limits(rerun, options, device.memory_resource)
@@ -115,9 +158,10 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
                   sandbox_uid=bwrap.experiment_uid if bwrap else os.getuid(), limits=_limits_record(limits, bwrap))
     say(f"rerun: copying {len(ws.files)} file(s) to a fresh folder")
     try:
-        stage = copy_for_run(ws)
+        stage = copy_for_run(ws, rerun.timeout)
     except OSError as exc:
-        return [finding("R801", f"the workspace files could not be copied for the run: {exc}", pointer="/files")]
+        return [finding("R801", f"the workspace files could not be copied for the run: {exc.strerror or exc}",
+                        pointer="/files")]
     try:
         experiment = sandbox.Experiment(
             python=python, command=argv, stage=stage, report_name=REPORT_NAME, device_env=device.env,

@@ -2,6 +2,12 @@
 
 Pure functions over decoded JSON values and per-seed lists; the only I/O is
 reading the regenerated report (never following links the experiment planted).
+
+Every numeric path is overflow-safe: a report is JSON that the experiment (or
+the agent, for a shipped file) wrote, so it may hold integers of any length
+(``10**400`` has no float), NaN or Infinity.  Such a value is a finding that
+names it (R804 for the rerun's per-seed values, R806 for a shipped report),
+never an exception, and no non-finite number reaches the ``rerun`` record.
 """
 
 from __future__ import annotations
@@ -113,28 +119,76 @@ def report_from_stdout(stdout: str, options: AuditOptions) -> dict[str, Any] | N
 
 
 def arm_values(report: dict[str, Any], arm: str) -> tuple[list[float] | None, str]:
-    """Per-seed values of ``arm`` in either idea shape, and their pointer inside the report."""
+    """Per-seed values of ``arm`` in either idea shape, and their pointer inside the report.
+
+    None when they are missing or one is not a finite number (see :func:`per_seed_values`).
+    """
+    values, pointer, _ = per_seed_values(report, arm)
+    return values, pointer
+
+
+def per_seed_values(report: dict[str, Any], arm: str) -> tuple[list[float] | None, str, str | None]:
+    """(values, pointer, None), or (None, pointer, why) when they are missing or one is unusable:
+    not a number, NaN or infinite, or an integer beyond the float range."""
     node = report.get(arm)
     if not isinstance(node, dict):
-        return None, f"/{arm}"
+        return None, f"/{arm}", "has no per-seed values"
     stats, pointer = (node["full"], f"/{arm}/full") if isinstance(node.get("full"), dict) else (node, f"/{arm}")
     values = stats.get("per_seed")
     pointer += "/per_seed"
-    if not isinstance(values, list) or not all(_is_number(v) for v in values):
-        return None, pointer
-    return [float(v) for v in values], pointer
+    if not isinstance(values, list):
+        return None, pointer, "has no per-seed values"
+    out = []
+    for index, value in enumerate(values):
+        number = as_finite_float(value)
+        if number is None:
+            return None, pointer, f"has per-seed value {index} = {describe_number(value)}, not a finite number"
+        out.append(number)
+    return out, pointer, None
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def as_finite_float(value: Any) -> float | None:
+    """``value`` as a finite float; None for non-numbers, NaN, infinities and integers past the float range."""
+    if not _is_number(value):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def describe_number(value: Any, limit: int = 24) -> str:
+    """A short, safe description of a JSON value for a message (a 400-digit integer is not printed whole)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            text = str(abs(value))
+        except ValueError:  # past Python's int-to-str digit limit (json.loads refuses those anyway)
+            return f"an integer of {value.bit_length()} bits, beyond the float range"
+        if len(text) <= limit:
+            return str(value)
+        beyond = ", beyond the float range" if as_finite_float(value) is None else ""
+        return f"{'-' if value < 0 else ''}{text[:6]}… (a {len(text)}-digit integer{beyond})"
+    if isinstance(value, float):
+        return repr(value)
+    return _short(value, limit)
+
+
 def relative_difference(a: float, b: float) -> float:
+    """|a - b| / max(|a|, |b|): 0 for equal values, at most 2 for finite ones (never overflows)."""
     if a == b:
         return 0.0
     if not (math.isfinite(a) and math.isfinite(b)):
         return math.inf
-    return abs(a - b) / max(abs(a), abs(b))
+    scale = max(abs(a), abs(b))
+    difference = abs(a - b)
+    if math.isinf(difference):  # opposite signs near the float range
+        return abs(a / scale - b / scale)
+    return difference / scale
 
 
 @dataclass
@@ -151,11 +205,12 @@ class ArmComparison:
 
 
 def compare_arm(arm: str, claimed: dict[str, Any], rerun: dict[str, Any], rtol: float) -> ArmComparison:
-    claimed_values, pointer = arm_values(claimed, arm)
-    rerun_values, _ = arm_values(rerun, arm)
+    claimed_values, pointer, claimed_problem = per_seed_values(claimed, arm)
+    rerun_values, _, rerun_problem = per_seed_values(rerun, arm)
     result = ArmComparison(arm, "/bench_report" + pointer)
     if claimed_values is None or rerun_values is None:
-        result.problem = f"the {'answer' if claimed_values is None else 'rerun'} has no per-seed values for the {arm}"
+        who, why = ("answer", claimed_problem) if claimed_values is None else ("rerun", rerun_problem)
+        result.problem = f"the {who}'s {arm} {why}"
         return result
     if len(claimed_values) != len(rerun_values):
         result.problem = f"the answer has {len(claimed_values)} {arm} seeds, the rerun {len(rerun_values)}"
@@ -242,10 +297,21 @@ def json_differences(a: Any, b: Any, pointer: str, out: list[tuple[str, Any, Any
         for index, (x, y) in enumerate(zip(a, b)):
             json_differences(x, y, f"{pointer}/{index}", out, limit)
     elif _is_number(a) and _is_number(b):
-        if not (a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=RTOL_SHIPPED)):
+        if not same_number(a, b):
             out.append((pointer, a, b))
     elif a != b or type(a) is not type(b):
         out.append((pointer, a, b))
+
+
+def same_number(a: float, b: float) -> bool:
+    """Equal, both NaN, or within :data:`RTOL_SHIPPED`; exact for integers of any size (no overflow)."""
+    if a == b:  # int == float compares exactly in Python, whatever the size
+        return True
+    try:
+        x, y = float(a), float(b)
+    except OverflowError:  # an integer past the float range, unequal to the other value
+        return False
+    return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=RTOL_SHIPPED)
 
 
 def shipped_report_finding(document: dict[str, Any], shipped: Path, options: AuditOptions) -> Finding | None:
@@ -261,7 +327,7 @@ def shipped_report_finding(document: dict[str, Any], shipped: Path, options: Aud
     json_differences(embedded, report if report is not None else value, "/bench_report", diffs)
     if not diffs:
         return None
-    shown = "; ".join(f"{p}: answer {_short(x)}, file {_short(y)}" for p, x, y in diffs[:SHOWN])
+    shown = "; ".join(f"{p}: answer {_shown(x)}, file {_shown(y)}" for p, x, y in diffs[:SHOWN])
     return finding(
         "R806",
         f"the bench_report.json shipped in the workspace differs from the answer's bench_report "
@@ -275,3 +341,7 @@ def shipped_report_finding(document: dict[str, Any], shipped: Path, options: Aud
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _shown(value: Any) -> str:
+    return describe_number(value, 60) if isinstance(value, int) and not isinstance(value, bool) else _short(value)

@@ -1,22 +1,35 @@
 """Which interpreter runs the experiment, what it can see, and on which device.
 
-torch is never imported by the auditor: the chosen interpreter is asked in a
-subprocess (its torch version, how many GPUs it sees, and the folders its
-packages live in, which the sandbox must keep visible).
+torch is never imported by the auditor, and the chosen interpreter never runs
+on the host: it is asked about itself (its torch version, how many GPUs it
+sees, its prefix and package folders) *inside the same bubblewrap sandbox*
+the experiment gets, with the same limits, from an empty folder.  A ``.pth``
+file in its packages therefore runs sandboxed like the experiment.
+
+Before that, :func:`interpreter_refusal` refuses an interpreter that lies in
+the workspace (as named or after links, itself or its prefix): an answer could
+ship a virtual environment whose ``.pth`` files or ``sitecustomize`` run first.
+
+What the sandbox binds back (read-only, where a mask would hide it) is only
+the interpreter's own folders: its bin folder and prefix found from its path
+(and a virtual environment's base interpreter named in ``pyvenv.cfg``), and,
+of what the probe reports, the prefixes and site-packages folders that lie
+inside those.  ``sys.path`` entries that ``.pth`` files add are never bound.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from . import sandbox
 from .sandbox import SandboxUnavailable
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -27,16 +40,17 @@ DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVI
 # use_deterministic_algorithms on CUDA).
 CUBLAS_DETERMINISTIC = {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}
 PROBE_TIMEOUT_S = 180.0
+PROBE_TAG = "AUDITOR-PROBE "
+MAX_PYVENV_CFG_BYTES = 64 * 1024
 
+# Run as ``python -s -c _PROBE`` in the sandbox: no user site, the cwd an empty copy.
 _PROBE = r"""
 import json, os, site, sys
-paths = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
-         os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))]
+paths = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
 try:
     paths += site.getsitepackages()
 except Exception:
     pass
-paths += [p for p in sys.path if p and os.path.isabs(p)]
 info = {"executable": sys.executable, "python": sys.version.split()[0], "paths": paths,
         "torch": None, "gpus": 0, "error": None}
 try:
@@ -45,7 +59,7 @@ try:
     info["gpus"] = torch.cuda.device_count() if torch.cuda.is_available() else 0
 except Exception as exc:
     info["error"] = type(exc).__name__ + ": " + str(exc)[:300]
-print("AUDITOR-PROBE " + json.dumps(info))
+print("\n" + "AUDITOR-PROBE " + json.dumps(info), flush=True)
 """
 
 
@@ -59,10 +73,11 @@ class Interpreter:
 
     path: str  # absolute path used to run the experiment
     python_version: str
-    paths: tuple[str, ...]  # prefixes, site-packages, sys.path folders
+    paths: tuple[str, ...]  # folders to keep visible: its bin folder, prefixes, site-packages
     torch_version: str | None
     gpus: int
     torch_error: str | None
+    reported: tuple[str, ...] = ()  # every folder the probe named (prefixes, site-packages)
 
 
 @dataclass(frozen=True)
@@ -85,41 +100,154 @@ def resolve_python(python: str | None) -> str:
     return os.path.abspath(found)
 
 
-def probe_interpreter(python: str) -> Interpreter:
-    """Ask ``python`` about itself; the GPU count follows the auditor's device variables."""
-    visible = tuple((name, os.environ[name]) for name in DEVICE_VARIABLES if name in os.environ)
-    return _probe(python, visible)
+# -- where the interpreter lives, found without running it --------------------------------------
 
 
-@functools.lru_cache(maxsize=8)
-def _probe(python: str, visible: tuple[tuple[str, str], ...]) -> Interpreter:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", **dict(visible)}
-    # An empty working folder: ``python -c`` puts the cwd on sys.path, and no
-    # file of any workspace may be imported outside the sandbox.
-    with tempfile.TemporaryDirectory(prefix="auditor-probe-") as empty:
+def interpreter_folders(python: str) -> tuple[str, ...]:
+    """The interpreter's bin folders and prefixes, as named and after links, and its venv's base's.
+
+    Found from paths and ``pyvenv.cfg`` only: nothing is executed.
+    """
+    found: list[str] = []
+    for path in dict.fromkeys((os.path.abspath(python), os.path.realpath(python))):
+        bin_dir = os.path.dirname(path)
+        prefix = os.path.dirname(bin_dir) if os.path.basename(bin_dir) in ("bin", "Scripts") else bin_dir
+        found += [bin_dir, prefix]
+        home = _venv_home(bin_dir, prefix)
+        if home:
+            for base in dict.fromkeys((os.path.abspath(home), os.path.realpath(home))):
+                found += [base, os.path.dirname(base) if os.path.basename(base) in ("bin", "Scripts") else base]
+    return tuple(p for p in dict.fromkeys(found) if p and p != "/")
+
+
+def _venv_home(bin_dir: str, prefix: str) -> str | None:
+    """``home`` of the ``pyvenv.cfg`` beside or above the interpreter (a virtual environment's base)."""
+    for folder in (bin_dir, prefix):
         try:
-            done = subprocess.run(
-                [python, "-s", "-c", _PROBE], cwd=empty, env=env, stdin=subprocess.DEVNULL,
-                capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise SandboxUnavailable(f"the interpreter {python!r} could not be started: {exc}") from None
-    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("AUDITOR-PROBE ")), None)
-    if line is None:
-        tail = (done.stderr or done.stdout)[-500:]
-        raise SandboxUnavailable(f"the interpreter {python!r} did not answer the probe: {tail}")
+            with open(os.path.join(folder, "pyvenv.cfg"), "rb") as f:
+                text = f.read(MAX_PYVENV_CFG_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.strip().lower() == "home" and os.path.isabs(value.strip()):
+                return value.strip()
+        return None
+    return None
+
+
+def interpreter_refusal(python: str, roots: Iterable[str], interpreter: Interpreter | None = None) -> str | None:
+    """Why ``python`` may not run this answer's experiment: it lies inside the workspace; else None.
+
+    Checks the interpreter as named and its real path, the folders
+    :func:`interpreter_folders` finds and, once probed, the prefixes and
+    package folders it reported; each as named and after links.
+    """
+    roots = [r for r in dict.fromkeys(os.path.abspath(r) for r in roots)]
+    checks = [("path", os.path.abspath(python)), ("real path", os.path.realpath(python))]
+    checks += [("folder", p) for p in interpreter_folders(python)]
+    if interpreter is not None:
+        checks += [("reported folder", p) for p in interpreter.reported]
+    for what, path in checks:
+        for candidate in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
+            root = next((r for r in roots if _under(candidate, r)), None)
+            if root is not None:
+                return (f"the interpreter {python!r} lies inside the workspace {root!r} (its {what} {candidate!r}): "
+                        "an interpreter or virtual environment shipped in the workspace could run the answer's code "
+                        "before the experiment, so it is never run; nothing was run. Pass --python with an "
+                        "interpreter outside the workspace")
+    return None
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+# -- asking the interpreter, in the sandbox -----------------------------------------------------
+
+_DEFAULT = object()
+_cache: dict[tuple, Interpreter] = {}
+_cache_lock = threading.Lock()
+
+
+def probe_interpreter(python: str, bwrap: object = _DEFAULT, limits: sandbox.Limits | None = None) -> Interpreter:
+    """Ask ``python`` about itself inside the sandbox; the GPU count follows the auditor's device variables.
+
+    ``bwrap`` defaults to :func:`sandbox.find_bubblewrap`; None runs the probe
+    without isolation (``--unsafe-no-sandbox`` only).  ``limits`` are the
+    run's (the probe gets :data:`PROBE_TIMEOUT_S` as its timeout).  The answer
+    is cached per interpreter, device variables and sandbox mode.
+    """
+    if bwrap is _DEFAULT:
+        bwrap = sandbox.find_bubblewrap()
+    visible = tuple((name, os.environ[name]) for name in DEVICE_VARIABLES if name in os.environ)
+    key = (python, visible, repr(bwrap))  # by value: find_bubblewrap's answer may be made again
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+        found = _probe(python, visible, bwrap, limits)  # type: ignore[arg-type]
+        _cache[key] = found
+        return found
+
+
+def clear_probe_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _probe(python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bubblewrap | None,
+           limits: sandbox.Limits | None) -> Interpreter:
+    from .workspace import make_stage, remove_copy  # workspace imports sandbox too; keep the order simple
+
+    nodes = tuple(sorted(glob.glob("/dev/nvidia*")))
+    resource = "DATA" if nodes else "AS"
+    base = limits or sandbox.Limits(timeout=PROBE_TIMEOUT_S, memory_bytes=8 * sandbox.GiB)
+    limits = dataclasses.replace(base, timeout=PROBE_TIMEOUT_S, memory_resource=resource)
+    folders = interpreter_folders(python)
+    stage = make_stage(PROBE_TIMEOUT_S)  # empty: ``python -c`` puts the cwd on sys.path
     try:
-        info = json.loads(line.split(" ", 1)[1])
+        experiment = sandbox.Experiment(
+            python=python, command=[python, "-s", "-c", _PROBE], stage=stage, report_name="auditor-probe.json",
+            device_env=dict(visible), device_nodes=nodes, keep_paths=folders,
+        )
+        try:
+            outcome = sandbox.run(bwrap, experiment, limits)
+        except OSError as exc:
+            raise SandboxUnavailable(f"the interpreter {python!r} could not be started: {exc}") from None
+    finally:
+        remove_copy(stage)
+    line = next((ln for ln in reversed(outcome.stdout.splitlines()) if ln.startswith(PROBE_TAG)), None)
+    if line is None:  # the tag is printed last: with it, the probe got through whatever the exit status
+        why = ("timed out" if outcome.timed_out else f"was killed by {outcome.signal}" if outcome.signal
+               else f"exited with code {outcome.exit_code}")
+        tail = (outcome.stderr.strip() or outcome.stdout.strip())[-500:]
+        raise SandboxUnavailable(f"the interpreter {python!r} did not answer the probe in the sandbox ({why}): {tail}")
+    try:
+        info = json.loads(line[len(PROBE_TAG):])
+        reported = tuple(dict.fromkeys(str(p) for p in info["paths"] if isinstance(p, str) and os.path.isabs(p)))
         return Interpreter(
             path=python,
             python_version=str(info["python"]),
-            paths=tuple(dict.fromkeys(str(p) for p in info["paths"])),
-            torch_version=info["torch"],
+            paths=keep_paths(python, folders, reported),
+            torch_version=info["torch"] if isinstance(info["torch"], str) else None,
             gpus=int(info["gpus"]),
-            torch_error=info["error"],
+            torch_error=info["error"] if isinstance(info["error"], str) else None,
+            reported=reported,
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise SandboxUnavailable(f"the interpreter {python!r} gave an unreadable probe answer ({exc})") from None
+
+
+def keep_paths(python: str, folders: tuple[str, ...], reported: tuple[str, ...]) -> tuple[str, ...]:
+    """What the experiment's sandbox binds back: the bin folders, and reported folders inside ``folders``.
+
+    A reported folder outside every folder the interpreter's path leads to
+    (one a ``.pth`` file or a tampered probe could name) is dropped.
+    """
+    own = [os.path.dirname(os.path.abspath(python)), os.path.dirname(os.path.realpath(python))]
+    inside = [p for p in reported
+              if any(_under(c, f) for c in (os.path.abspath(p), os.path.realpath(p)) for f in folders)]
+    return tuple(dict.fromkeys(own + inside))
 
 
 def choose_device(requested: str, interpreter: Interpreter) -> Device:
