@@ -45,8 +45,14 @@ declare(
     arguments. Shell operators (`;`, `|`, `&`, `$`, `>`, `<`, backticks),
     other programs, interpreter options (`-c`, `-m`, ...) and paths outside the
     workspace are refused. File names that are absolute, contain `..`, or lead
-    outside the workspace through a symlink are refused too. An answer without
-    `how_to_run` is reported here as well: there is nothing to rerun.
+    outside the workspace through a symlink are refused too, and so are files
+    the answer's owner (the transcript's owner) may not read, hard links to
+    other users' files, files over 2 GiB (sparse ones included) and files
+    adding up to more than 2 GiB. A workspace that is `/`, a shared or masked
+    folder (`/tmp`, `/home`, ...), a folder above one, a home folder or a
+    kernel file system is refused, and so is an interpreter (`--python`) that
+    lies inside the workspace. An answer without `how_to_run` is reported
+    here as well: there is nothing to rerun.
 
     ## Why is this bad?
     The command comes from the answer, that is, from the agent: running it
