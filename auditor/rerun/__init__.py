@@ -169,9 +169,14 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
         )
         say(f"rerun: running {' '.join(argv[1:])} on {device.kind} (timeout {rerun.timeout:g} s)")
         outcome = sandbox.run(bwrap, experiment, limits)
+        held = outcome.confinement
         record.update(seconds=round(outcome.seconds, 3), exit_code=outcome.exit_code, signal=outcome.signal,
                       timed_out=outcome.timed_out, output_capped=outcome.output_capped,
                       output_bytes=outcome.output_bytes)
+        if held.sandbox_uid is not None:
+            record["sandbox_uid"] = held.sandbox_uid
+        record["host_uid"] = held.host_uid
+        record["limits"] = {**_limits_record(limits, bwrap, held), **held.to_record()}
         if not outcome.ok:
             return [_failure_finding(outcome, limits, bwrap)]
         say("rerun: comparing the regenerated report with the claim")
@@ -188,11 +193,14 @@ def _limits(rerun: RerunOptions, options: AuditOptions, memory_resource: str) ->
     )
 
 
-def _limits_record(limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None) -> dict[str, Any]:
+def _limits_record(
+    limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None, held: sandbox.Confinement | None = None
+) -> dict[str, Any]:
     """The limits that actually held: None where this host or mode cannot enforce one."""
+    by_cgroup = held is not None and held.processes_cap is not None
     return {
         "memory_bytes": limits.memory_bytes,
-        "processes": limits.max_processes if bwrap and bwrap.caps_processes else None,
+        "processes": limits.max_processes if by_cgroup or (bwrap and bwrap.caps_processes) else None,
         "disk_bytes": limits.disk_bytes if bwrap and bwrap.tmpfs_size else None,
         "file_bytes": limits.max_file_bytes,
         "output_bytes": limits.output_limit_bytes,
@@ -211,21 +219,29 @@ def _failure_finding(outcome: Outcome, limits: sandbox.Limits, bwrap: sandbox.Bu
         what = f"was killed by {outcome.signal}"
     else:
         what = f"exited with code {outcome.exit_code}"
-    what += _cap_hint(_log_tail(outcome), limits, bwrap)
+    what += _cap_hint(_log_tail(outcome), limits, bwrap, outcome.confinement)
     return finding("R803", _with_tail(f"the rerun {what} after {outcome.seconds:.1f} s", outcome),
                    pointer="/how_to_run", claimed=outcome.exit_code, recomputed=outcome.signal)
 
 
-def _cap_hint(tail: str, limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None) -> str:
-    """Which cap the run's own error messages point to, if any."""
+def _cap_hint(
+    tail: str, limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None, held: sandbox.Confinement | None = None
+) -> str:
+    """Which cap the run's own error messages (or the cgroup's counters) point to, if any."""
     hints = []
-    if any(sign in tail for sign in ("MemoryError", "bad_alloc", "Cannot allocate memory", "out of memory")):
+    if held is not None and held.oom_kills > 0 and held.memory_total_bytes:
+        hints.append(f"the kernel killed {held.oom_kills} process(es) at the run's memory cap of "
+                     f"{_size(held.memory_total_bytes)} in all (--memory plus its tmpfs, memfd and kernel memory "
+                     "included)")
+    elif any(sign in tail for sign in ("MemoryError", "bad_alloc", "Cannot allocate memory", "out of memory")):
         hints.append(f"the memory cap is {_size(limits.memory_bytes)}, --memory")
     if "No space left on device" in tail or "File too large" in tail:
         disk = f"{_size(limits.disk_bytes)} on top of its files, --disk" if bwrap else "not capped unsandboxed"
         hints.append(f"the run's copy may grow by {disk}; /tmp and /dev/shm hold "
                      f"{_size(limits.scratch_bytes)} each; one file at most {_size(limits.max_file_bytes)}")
-    if bwrap is not None and ("Resource temporarily unavailable" in tail or "can't start new thread" in tail):
+    if (held is not None and held.processes_refused > 0) or (
+        bwrap is not None and ("Resource temporarily unavailable" in tail or "can't start new thread" in tail)
+    ):
         hints.append(f"the process cap is {limits.max_processes} processes and threads, --max-processes")
     return f" ({'; '.join(hints)})" if hints else ""
 

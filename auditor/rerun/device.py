@@ -23,6 +23,7 @@ import dataclasses
 import glob
 import json
 import os
+import re
 import shutil
 import sys
 import threading
@@ -199,7 +200,7 @@ def _probe(python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bub
            limits: sandbox.Limits | None) -> Interpreter:
     from .workspace import make_stage, remove_copy  # workspace imports sandbox too; keep the order simple
 
-    nodes = tuple(sorted(glob.glob("/dev/nvidia*")))
+    nodes = gpu_device_nodes()
     resource = "DATA" if nodes else "AS"
     base = limits or sandbox.Limits(timeout=PROBE_TIMEOUT_S, memory_bytes=8 * sandbox.GiB)
     limits = dataclasses.replace(base, timeout=PROBE_TIMEOUT_S, memory_resource=resource)
@@ -250,6 +251,18 @@ def keep_paths(python: str, folders: tuple[str, ...], reported: tuple[str, ...])
     return tuple(dict.fromkeys(own + inside))
 
 
+# What CUDA needs of /dev: the control node, unified memory and the GPUs themselves.
+# Left out on purpose: nvidia-uvm-tools (profiling counters of every process),
+# nvidia-modeset (display), nvidia-caps/ (MIG and admin capabilities) and
+# nvidia-nvswitch* (fabric management).
+_CUDA_NODES = re.compile(r"/dev/nvidia(?:ctl|-uvm|[0-9]+)")
+
+
+def gpu_device_nodes() -> tuple[str, ...]:
+    """The /dev/nvidia* nodes a CUDA run needs, and no more."""
+    return tuple(sorted(node for node in glob.glob("/dev/nvidia*") if _CUDA_NODES.fullmatch(node)))
+
+
 def choose_device(requested: str, interpreter: Interpreter) -> Device:
     """``cpu`` hides every GPU; ``cuda`` requires one; ``auto`` is cuda when torch sees a GPU."""
     if requested not in DEVICES:
@@ -262,4 +275,4 @@ def choose_device(requested: str, interpreter: Interpreter) -> Device:
         return Device("cpu", {"CUDA_VISIBLE_DEVICES": ""}, (), "AS")
     env = {name: os.environ[name] for name in DEVICE_VARIABLES if name in os.environ}
     env.update(CUBLAS_DETERMINISTIC)
-    return Device("cuda", env, tuple(sorted(glob.glob("/dev/nvidia*"))), "DATA")
+    return Device("cuda", env, gpu_device_nodes(), "DATA")

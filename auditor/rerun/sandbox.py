@@ -15,7 +15,9 @@ What the sandbox gives the experiment (the README's "Security model" says the sa
   writes reaches a host disk, and the report comes back through a pipe
   (see :mod:`.supervisor`);
 * when the auditor runs as root, the experiment does not: it runs as uid/gid
-  :data:`SANDBOX_UID` (nobody) in a user namespace the auditor makes, with no
+  :data:`SANDBOX_UID` (nobody) inside a user namespace the auditor makes,
+  which is a fresh host uid from :data:`HOST_ID_RANGE` outside it (no host
+  file belongs to it, not even those of the host's nobody), with no
   capabilities and no way to make further user namespaces, so root-only host
   files (``/etc/shadow``) stay unreadable and ``RLIMIT_NPROC`` applies (root is
   exempt from it); as another user it runs as that user, which the limit binds
@@ -23,31 +25,45 @@ What the sandbox gives the experiment (the README's "Security model" says the sa
 * a pid namespace and ``--die-with-parent``: when the experiment's main process
   ends, the timeout or the output cap strikes, or the auditor dies, every
   process it started dies with it (daemons included);
+* a syscall filter (:mod:`.seccomp`): no keyring calls, io_uring, userfaultfd,
+  bpf, perf_event_open, ptrace, personality changes, namespace or mount calls,
+  modules, and no socket families but unix, IPv4, IPv6 and netlink-route;
+  and a fresh, empty session keyring (the auditor's keys are out of reach);
+* a cgroup of its own where the host allows one (:mod:`.cgroup`): the run's
+  memory in all (processes together, memfd, shared memory, tmpfs, kernel
+  memory such as a million empty files' inodes) is capped at ``--memory`` plus
+  what its tmpfs may hold plus :data:`CGROUP_HEADROOM_BYTES`, swap included, and
+  its tasks at ``--max-processes`` plus bubblewrap's two; the kernel kills the
+  experiment (first in line) at the cap;
 * a cleared environment: PATH, HOME (the copy), LANG and device variables only;
 * rlimits: memory (RLIMIT_AS, or RLIMIT_DATA on GPU), processes (RLIMIT_NPROC),
-  file size (RLIMIT_FSIZE), no core dumps; a wall-clock timeout; a cap on what
-  it may print (:attr:`Limits.output_limit_bytes`), of which only the tail is
-  kept in memory.
+  file size (RLIMIT_FSIZE), open files (:data:`MAX_OPEN_FILES`), no core dumps;
+  a wall-clock timeout; a cap on what it may print
+  (:attr:`Limits.output_limit_bytes`), of which only the tail is kept in memory.
 
 Not guaranteed (see the README):
 
-* the kernel is shared with the host: a kernel bug is an escape;
+* the kernel is shared with the host: a kernel bug is an escape (the filter
+  narrows what of the kernel is reachable, it does not remove the risk);
 * the rest of the host file system stays readable (world-readable files, and
   all of the auditor user's own files when it is not root), and what the
   experiment prints is quoted in findings;
 * unix sockets outside the masked folders whose permissions let the sandbox
   user write to them can be connected to (a read-only mount does not stop
   ``connect``);
-* CPU time is bounded only by the timeout; tmpfs and memfd memory, and other
-  kernel memory, are not counted in the memory cap; GPU memory is not capped;
+* CPU time is bounded only by the timeout; GPU memory is not capped; where no
+  cgroup can be made (no cgroup v2 delegation, cgroup v1 but not root) memory
+  outside RLIMIT_AS (memfd, tmpfs inodes, kernel memory) is not capped and the
+  run's :class:`Confinement` says so in ``note``;
 * where the host allows no user namespace for root, or bubblewrap lacks
-  ``--size``/``--perms``, the weaker fallback is recorded in the result
-  (``limits``, ``sandbox_uid``).
+  ``--size``/``--perms``/``--seccomp``, the weaker fallback is recorded in the
+  result (``limits``, ``sandbox_uid``, :class:`Confinement`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import functools
 import json
@@ -58,16 +74,29 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AuditorError
+from . import cgroup, seccomp
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
-# The unprivileged user a root auditor's experiment runs as (nobody/nogroup).
+# The unprivileged user a root auditor's experiment runs as, as it sees itself inside its user
+# namespace (nobody/nogroup, so that getpwuid() still answers) ...
 SANDBOX_UID = SANDBOX_GID = 65534
+# ... and the ids it has on the host: a fresh one per run from a range no distribution, container
+# manager or systemd hands out (systemd's UIDS-GIDS.md: 1879048192-2147352575 unused), never one
+# in /etc/passwd, /etc/group, /etc/subuid or /etc/subgid.  So no host file is the sandbox user's:
+# host files owned by nobody (NFS root_squash) stay out of reach.
+HOST_ID_RANGE = (0x70000000, 0x7FFDFFFF)
+# Open files per process (the experiment's sockets and their buffers, memfds, pipes).
+MAX_OPEN_FILES = 1024
+# Added to the run's memory cap in its cgroup for bubblewrap and the supervisor.
+CGROUP_HEADROOM_BYTES = 32 * MiB
+# Tasks of the run that the process cap (RLIMIT_NPROC) does not count: bubblewrap's two.
+LAUNCHER_TASKS = 2
 # Host folders hidden behind empty tmpfs (with the auditor user's home): the
 # host's scratch space, service sockets (/run) and home folders (credentials,
 # other projects).  Only SCRATCH_DIR stays writable.
@@ -118,9 +147,16 @@ class Bubblewrap:
     disable_userns: bool
     tmpfs_size: bool
     perms: bool
+    seccomp: bool = False  # the syscall filter (:mod:`.seccomp`) is applied
 
     @property
     def experiment_uid(self) -> int:
+        """The uid the experiment has inside its user namespace.
+
+        Outside, it is a fresh host uid per run (:func:`pick_host_id`); with no user
+        namespace ("none") that host uid is also what it sees: the run's
+        :attr:`Confinement.sandbox_uid` says which.
+        """
         return SANDBOX_UID if self.drop_root else os.getuid()
 
     @property
@@ -161,6 +197,33 @@ class Experiment:
 
 
 @dataclass(frozen=True)
+class Confinement:
+    """How the run was held beyond the namespaces, and what it used (for the record's ``limits``)."""
+
+    cgroup: str | None = None  # "v1", "v2", or None: no cgroup, the memory cap is RLIMIT_AS only
+    memory_total_bytes: int | None = None  # the cgroup's cap on the run's memory in all
+    swap_capped: bool = False  # memory and swap capped together
+    processes_cap: int | None = None  # the cgroup's cap on the run's tasks (bubblewrap's included)
+    syscall_filter: bool = False  # the seccomp filter applied
+    keyring: str | None = None  # "fresh": an empty session keyring of its own; else why not
+    sandbox_uid: int | None = None  # the experiment's uid as it sees itself
+    host_uid: int | None = None  # and on the host
+    open_files: int | None = None  # RLIMIT_NOFILE
+    note: str | None = None  # what is missing here, e.g. "memory cap: RLIMIT_AS only (...)"
+    memory_peak_bytes: int | None = None
+    oom_kills: int = 0  # processes the kernel killed at the cgroup's memory cap
+    processes_refused: int = 0  # forks refused at the cgroup's process cap
+
+    def to_record(self) -> dict:
+        return {
+            "cgroup": self.cgroup, "memory_total_bytes": self.memory_total_bytes, "swap_capped": self.swap_capped,
+            "processes_cgroup": self.processes_cap, "syscall_filter": self.syscall_filter,
+            "keyring": self.keyring, "host_uid": self.host_uid, "open_files": self.open_files,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
 class Outcome:
     exit_code: int | None
     signal: str | None
@@ -173,6 +236,7 @@ class Outcome:
     output_bytes: int  # printed in all (stdout and stderr)
     report: bytes | None  # the report file the run wrote, when it wrote one
     report_problem: str | None  # why there is none ("not written", ...)
+    confinement: Confinement = Confinement()
 
     @property
     def ok(self) -> bool:
@@ -200,17 +264,20 @@ def find_bubblewrap() -> Bubblewrap:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SandboxUnavailable(f"bwrap at {path} cannot be run ({exc}): {INSTALL_HINT}") from None
     size, perms = "--size" in usage, "--perms" in usage
+    filters = [True, False] if "--seccomp" in usage and seccomp.filter_program() is not None else [False]
     root = os.geteuid() == 0
     modes = [("own", True), ("bwrap", False), ("none", True)] if root else [("bwrap", False), ("none", False)]
     errors = []
     for userns, drop_root in modes:
         if drop_root and not perms:
             continue  # the unprivileged user could not write its own /tmp
-        bwrap = Bubblewrap(path, userns, drop_root, userns == "bwrap" and "--disable-userns" in usage, size, perms)
-        error = _smoke_test(bwrap)
-        if error is None:
-            return bwrap
-        errors.append(error)
+        for syscall_filter in filters:  # without the filter only where this host refuses it
+            bwrap = Bubblewrap(path, userns, drop_root, userns == "bwrap" and "--disable-userns" in usage, size,
+                               perms, syscall_filter)
+            error = _smoke_test(bwrap)
+            if error is None:
+                return bwrap
+            errors.append(error)
     raise SandboxUnavailable(
         f"bubblewrap cannot create its namespaces here ({errors[-1] if errors else 'no usable mode'}); in a "
         f"container, allow user namespaces (e.g. a seccomp profile permitting them), or {UNSAFE_HINT}"
@@ -220,29 +287,96 @@ def find_bubblewrap() -> Bubblewrap:
 def _smoke_test(bwrap: Bubblewrap) -> str | None:
     true = shutil.which("true") or "/bin/true"
     try:
-        with _user_namespace(bwrap) as userns_fd:
-            argv = bwrap_argv(bwrap, userns_fd=userns_fd, command=[true], env={}, keep_paths=(), device_nodes=())
+        with _user_namespace(bwrap, pick_host_id()) as userns_fd, _filter(bwrap) as filter_fd:
+            argv = bwrap_argv(bwrap, userns_fd=userns_fd, command=[true], env={}, keep_paths=(), device_nodes=(),
+                              seccomp_fd=filter_fd)
             done = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
-                                  pass_fds=_fds(userns_fd), check=False)
+                                  pass_fds=_fds(userns_fd, filter_fd), check=False)
     except (OSError, subprocess.TimeoutExpired, SandboxUnavailable) as exc:
         return str(exc)
     return None if done.returncode == 0 else (done.stderr.strip() or f"exit code {done.returncode}")
 
 
+def pick_host_id() -> int:
+    """A uid (and the same gid) for the run's sandbox user on the host that nothing on it uses.
+
+    Random within :data:`HOST_ID_RANGE`, so that concurrent runs do not share per-user kernel
+    limits either; never a uid or gid the system knows (passwd, group, NSS) or hands to
+    containers (subuid, subgid).
+    """
+    import grp
+    import pwd
+    import secrets
+
+    low, high = HOST_ID_RANGE
+    taken = _ids_in_use()
+    for _ in range(100):
+        candidate = low + secrets.randbelow(high - low + 1)
+        if any(a <= candidate <= b for a, b in taken):
+            continue
+        try:
+            pwd.getpwuid(candidate)
+            continue
+        except KeyError:
+            pass
+        try:
+            grp.getgrgid(candidate)
+            continue
+        except KeyError:
+            return candidate
+    raise SandboxUnavailable(f"no unused uid found in {low}-{high} for the sandbox user")
+
+
+def _ids_in_use() -> list[tuple[int, int]]:
+    """Ids and id ranges named in /etc/passwd, /etc/group, /etc/subuid and /etc/subgid."""
+    taken: list[tuple[int, int]] = []
+    for path, column in (("/etc/passwd", 2), ("/etc/group", 2), ("/etc/subuid", None), ("/etc/subgid", None)):
+        try:
+            lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.strip().split(":")
+            try:
+                if column is not None:
+                    number = int(parts[column])
+                    taken.append((number, number))
+                else:
+                    start, count = int(parts[1]), int(parts[2])
+                    taken.append((start, start + count - 1))
+            except (IndexError, ValueError):
+                continue
+    return taken
+
+
 @contextlib.contextmanager
-def _user_namespace(bwrap: Bubblewrap | None) -> Iterator[int | None]:
+def _user_namespace(bwrap: Bubblewrap | None, host_id: int) -> Iterator[int | None]:
     """An fd on a fresh user namespace for ``--userns`` in "own" mode, else None."""
     if bwrap is None or bwrap.userns != "own":
         yield None
         return
-    fd = _make_user_namespace()
+    fd = _make_user_namespace(host_id)
     try:
         yield fd
     finally:
         os.close(fd)
 
 
-def _make_user_namespace() -> int:
+@contextlib.contextmanager
+def _filter(bwrap: Bubblewrap | None) -> Iterator[int | None]:
+    """An fd holding the syscall filter for ``--seccomp``, or None without one."""
+    program = seccomp.filter_program() if bwrap is not None and bwrap.seccomp else None
+    if program is None:
+        yield None
+        return
+    fd = seccomp.filter_fd(program)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _make_user_namespace(host_id: int) -> int:
     helper = subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", _USERNS_HELPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, env={"PATH": SYSTEM_PATH}, text=True,
@@ -252,10 +386,10 @@ def _make_user_namespace() -> int:
         said = helper.stdout.readline().strip()
         if said != "ready":
             raise SandboxUnavailable(f"cannot make a user namespace: {said or 'the helper died'}")
-        mapping = f"0 0 1\n{SANDBOX_UID} {SANDBOX_UID} 1\n"
-        for name in ("uid_map", "gid_map"):
+        # root stays root (to prepare the copy, then drop); the sandbox user is host_id outside.
+        for name, inside in (("uid_map", SANDBOX_UID), ("gid_map", SANDBOX_GID)):
             with open(f"/proc/{helper.pid}/{name}", "w") as f:
-                f.write(mapping)
+                f.write(f"0 0 1\n{inside} {host_id} 1\n")
         helper.stdin.write("maps written\n")
         helper.stdin.flush()
         if helper.stdout.readline().strip() != "limited":
@@ -295,6 +429,7 @@ def bwrap_argv(
     work: str | None = None,
     work_bytes: int = 0,
     scratch_bytes: int = SCRATCH_BYTES,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bwrap command line; order matters: later mounts go on top of earlier ones.
 
@@ -327,6 +462,8 @@ def bwrap_argv(
     for mask in masks:
         if mask != SCRATCH_DIR:
             argv += ["--remount-ro", mask]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]  # loaded last, just before the command runs
     argv += ["--chdir", "/", "--clearenv"]
     for name, value in env.items():
         argv += ["--setenv", name, value]
@@ -413,46 +550,88 @@ def run(bwrap: Bubblewrap | None, experiment: Experiment, limits: Limits) -> Out
     """Run ``experiment`` (sandboxed unless ``bwrap`` is None) and collect what it left.
 
     The timeout and the output cap kill the process group; with bwrap that
-    takes the pid namespace, hence every descendant, down with it.
+    takes the pid namespace, hence every descendant, down with it.  The run
+    lives in a cgroup of its own where this host allows one (:mod:`.cgroup`),
+    removed afterwards with anything left in it.
     """
     work = work_dir(bwrap, experiment.stage)
     env = sandbox_env(experiment.python, work, experiment.device_env)
-    read_end, write_end = os.pipe()
+    work_bytes = tmpfs_bytes(experiment.stage, limits.disk_bytes) if bwrap is not None else 0
+    host_id = pick_host_id() if bwrap is not None and bwrap.drop_root else None
+    # With its own user namespace the sandbox user is SANDBOX_UID inside and host_id outside;
+    # without one ("none"), host_id on both sides.
+    inside_id = None if host_id is None else SANDBOX_UID if bwrap is not None and bwrap.userns == "own" else host_id
+    run_cgroup = cgroup.create(memory_total_bytes(limits, bwrap, work_bytes), limits.max_processes + LAUNCHER_TASKS)
     try:
-        with _user_namespace(bwrap) as userns_fd:
-            config = {
-                "stage": work + ".in" if bwrap else work, "work": work, "report_fd": write_end,
-                "report_name": experiment.report_name, "max_report_bytes": limits.max_report_bytes,
-                "uid": SANDBOX_UID if bwrap and bwrap.drop_root else None, "gid": SANDBOX_GID,
-                "memory_resource": limits.memory_resource, "memory_bytes": limits.memory_bytes,
-                "max_file_bytes": limits.max_file_bytes,
-                # Unsandboxed, RLIMIT_NPROC would count the user's every process on the host.
-                "max_processes": limits.max_processes if bwrap else 0,
-            }
-            argv = [experiment.python, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--", *experiment.command]
-            launch_env = env
-            if bwrap is not None:
-                argv = bwrap_argv(bwrap, userns_fd=userns_fd, command=argv, env=env,
-                                  keep_paths=experiment.keep_paths, device_nodes=experiment.device_nodes,
-                                  stage=experiment.stage, work=work,
-                                  work_bytes=tmpfs_bytes(experiment.stage, limits.disk_bytes),
-                                  scratch_bytes=limits.scratch_bytes)
-                launch_env = launcher_env()  # bwrap itself; --clearenv gives the experiment only ``env``
-            start = time.monotonic()
-            proc = subprocess.Popen(
-                argv, cwd="/" if bwrap else experiment.stage, env=launch_env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                pass_fds=_fds(write_end, userns_fd),
-            )
-    except BaseException:
-        os.close(read_end)
-        raise
+        read_end, write_end = os.pipe()
+        try:
+            with _user_namespace(bwrap, host_id or 0) as userns_fd, _filter(bwrap) as filter_fd:
+                config = {
+                    "stage": work + ".in" if bwrap else work, "work": work, "report_fd": write_end,
+                    "report_name": experiment.report_name, "max_report_bytes": limits.max_report_bytes,
+                    "uid": inside_id, "gid": inside_id,
+                    "memory_resource": limits.memory_resource, "memory_bytes": limits.memory_bytes,
+                    "max_file_bytes": limits.max_file_bytes, "max_open_files": MAX_OPEN_FILES,
+                    # Unsandboxed, RLIMIT_NPROC would count the user's every process on the host.
+                    "max_processes": limits.max_processes if bwrap else 0,
+                    "keyctl": _keyctl_number(),
+                }
+                argv = [experiment.python, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--",
+                        *experiment.command]
+                launch_env = env
+                if bwrap is not None:
+                    argv = bwrap_argv(bwrap, userns_fd=userns_fd, command=argv, env=env,
+                                      keep_paths=experiment.keep_paths, device_nodes=experiment.device_nodes,
+                                      stage=experiment.stage, work=work, work_bytes=work_bytes,
+                                      scratch_bytes=limits.scratch_bytes, seccomp_fd=filter_fd)
+                    launch_env = launcher_env()  # bwrap itself; --clearenv gives the experiment only ``env``
+                argv = run_cgroup.wrap(argv)  # every process of the run is born in it
+                start = time.monotonic()
+                proc = subprocess.Popen(
+                    argv, cwd="/" if bwrap else experiment.stage, env=launch_env, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                    pass_fds=_fds(write_end, userns_fd, filter_fd),
+                )
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+        outcome, keyring = _watch(proc, start, read_end, limits, sandboxed=bwrap is not None,
+                                  kill_rest=run_cgroup.kill)
     finally:
-        os.close(write_end)
-    return _watch(proc, start, read_end, limits, sandboxed=bwrap is not None)
+        usage = run_cgroup.close()
+    confinement = Confinement(
+        cgroup=run_cgroup.version, memory_total_bytes=run_cgroup.memory_cap_bytes,
+        swap_capped=run_cgroup.swap_capped, processes_cap=run_cgroup.processes_cap,
+        syscall_filter=bool(bwrap and bwrap.seccomp), keyring=keyring,
+        sandbox_uid=inside_id if inside_id is not None else os.getuid(),
+        host_uid=host_id if host_id is not None else os.getuid(), open_files=MAX_OPEN_FILES,
+        note=run_cgroup.note, memory_peak_bytes=usage.memory_peak_bytes, oom_kills=usage.oom_kills,
+        processes_refused=usage.processes_refused,
+    )
+    return dataclasses.replace(outcome, confinement=confinement)
 
 
-def _watch(proc: subprocess.Popen, start: float, channel_fd: int, limits: Limits, *, sandboxed: bool) -> Outcome:
+def memory_total_bytes(limits: Limits, bwrap: Bubblewrap | None, work_bytes: int) -> int:
+    """The cgroup's cap on the run's memory in all: ``--memory``, what its tmpfs may hold, and headroom.
+
+    The tmpfs (the copy, /tmp, /dev/shm) are RAM and are charged to the run, but have caps
+    of their own (``--disk``); so that a run may fill them and still use ``--memory``, they
+    are added.  Everything else (memfd, SysV and POSIX shared memory, kernel memory such as
+    inodes and page tables) has no other cap and counts here.
+    """
+    disks = work_bytes + 2 * limits.scratch_bytes if bwrap is not None else 0
+    return limits.memory_bytes + disks + CGROUP_HEADROOM_BYTES
+
+
+def _keyctl_number() -> int | None:
+    arch = seccomp.host_arch()
+    return seccomp.SYSCALLS["keyctl"][0 if arch == "x86_64" else 1] if arch else None
+
+
+def _watch(proc: subprocess.Popen, start: float, channel_fd: int, limits: Limits, *, sandboxed: bool,
+           kill_rest: Callable[[], None] = lambda: None) -> tuple[Outcome, str | None]:
     killer = _GroupKiller(proc)
     budget = _OutputBudget(limits.output_limit_bytes, killer.kill)
     stdout = _TailReader(proc.stdout, limits.max_output_bytes, budget)
@@ -471,23 +650,26 @@ def _watch(proc: subprocess.Popen, start: float, channel_fd: int, limits: Limits
         proc.wait()
         killer.reaped()
     if not sandboxed:
-        # Unsandboxed, background children survive their parent; with bwrap
-        # the pid namespace already died with the command.
+        # Unsandboxed, background children survive their parent (and those that
+        # left its process group its cgroup); with bwrap the pid namespace
+        # already died with the command.
         _kill_group(proc)
+        kill_rest()
     seconds = time.monotonic() - start
     for reader in (stdout, stderr, channel):
         reader.join()
-    code = proc.returncode
     capped = budget.exceeded and not timed_out
     killed = timed_out or capped
-    started, report, problem, setup_error = _parse_channel(channel.data)
-    if setup_error is not None:
-        raise SandboxUnavailable(f"the sandbox could not be prepared: {setup_error}")
-    if sandboxed and not started and not killed:
-        raise SandboxUnavailable(f"bubblewrap failed before the experiment started: {_last_line(stderr.text())}")
+    said = _parse_channel(channel.data)
+    if said.setup_error is not None:
+        raise SandboxUnavailable(f"the sandbox could not be prepared: {said.setup_error}")
+    if not said.started and not killed and (sandboxed or cgroup.JOIN_NAME in stderr.text()):
+        what = "bubblewrap" if sandboxed else "the run"
+        raise SandboxUnavailable(f"{what} failed before the experiment started: {_last_line(stderr.text())}")
+    exit_code, signal_name = _how_it_ended(proc.returncode, said, killed=killed, sandboxed=sandboxed)
     return Outcome(
-        exit_code=None if killed or code < 0 else code,
-        signal="SIGKILL" if killed else _signal_name(code),
+        exit_code=exit_code,
+        signal=signal_name,
         timed_out=timed_out,
         output_capped=capped,
         seconds=seconds,
@@ -495,23 +677,69 @@ def _watch(proc: subprocess.Popen, start: float, channel_fd: int, limits: Limits
         stderr=stderr.text(),
         output_truncated=stdout.truncated or stderr.truncated,
         output_bytes=budget.total,
-        report=report,
-        report_problem=problem,
-    )
+        report=said.report,
+        report_problem=said.problem,
+    ), said.keyring
 
 
-def _parse_channel(data: bytes) -> tuple[bool, bytes | None, str | None, str | None]:
-    """(started, report bytes, why there is no report, setup error) from the supervisor's pipe."""
-    started = data.startswith(b"AUDITOR-STARTED\n")
-    rest = data[len(b"AUDITOR-STARTED\n"):] if started else data
+def _how_it_ended(code: int, said: _Said, *, killed: bool, sandboxed: bool) -> tuple[int | None, str | None]:
+    """(exit code, signal name): a signal only where a process was really signalled.
+
+    The supervisor says how the experiment ended (its wait status); an exit
+    code of 153 is an exit code, not SIGXFSZ.  Only where the supervisor
+    could not say (it was killed itself) does the launcher's code speak: a
+    negative one, or bubblewrap's 128 + N for a signalled supervisor.
+    """
+    if killed:
+        return None, "SIGKILL"
+    if said.signal is not None:
+        return None, _signal_name(said.signal)
+    if said.exit_code is not None:
+        return said.exit_code, None
+    if code < 0:
+        return None, _signal_name(-code)
+    if sandboxed and 128 < code < 128 + 65:
+        return None, _signal_name(code - 128)
+    return code, None
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What the supervisor said through its pipe."""
+
+    started: bool = False
+    keyring: str | None = None
+    exit_code: int | None = None  # the experiment exited with this code ...
+    signal: int | None = None  # ... or was killed by this signal
+    report: bytes | None = None
+    problem: str | None = None
+    setup_error: str | None = None
+
+
+def _parse_channel(data: bytes) -> _Said:
+    """The supervisor's lines: ``AUDITOR-STARTED [keyring=...]``, ``AUDITOR-EXIT code|signal N``,
+    then ``AUDITOR-REPORT <status>`` and the report's bytes; or ``AUDITOR-SETUP <error>`` alone."""
+    said, rest = _Said(), data
+    while rest.startswith((b"AUDITOR-STARTED", b"AUDITOR-EXIT ")):
+        line, _, rest = rest.partition(b"\n")
+        words = line.decode("utf-8", errors="replace").split()
+        if words[0] == "AUDITOR-STARTED":
+            keyring = next((w[len("keyring="):] for w in words[1:] if w.startswith("keyring=")), None)
+            said = dataclasses.replace(said, started=True, keyring=keyring)
+        elif len(words) == 3 and words[1] == "code" and words[2].isdigit():
+            said = dataclasses.replace(said, exit_code=int(words[2]))
+        elif len(words) == 3 and words[1] == "signal" and words[2].isdigit():
+            said = dataclasses.replace(said, signal=int(words[2]))
     header, _, body = rest.partition(b"\n")
     text = header.decode("utf-8", errors="replace")
     if text.startswith("AUDITOR-SETUP "):
-        return started, None, None, text[len("AUDITOR-SETUP "):]
+        return dataclasses.replace(said, setup_error=text[len("AUDITOR-SETUP "):])
     if text.startswith("AUDITOR-REPORT "):
         status = text[len("AUDITOR-REPORT "):]
-        return started, (body if status == "ok" else None), (None if status == "ok" else status), None
-    return started, None, "was not received: the run ended before its supervisor could send it", None
+        if status == "ok":
+            return dataclasses.replace(said, report=body)
+        return dataclasses.replace(said, problem=status)
+    return dataclasses.replace(said, problem="was not received: the run ended before its supervisor could send it")
 
 
 def _last_line(text: str) -> str:
@@ -544,11 +772,8 @@ class _GroupKiller:
             self._reaped = True
 
 
-def _signal_name(code: int) -> str | None:
-    """The signal that ended the command: negative codes, or the supervisor's 128 + signal."""
-    number = -code if code < 0 else (code - 128 if 128 < code < 128 + 65 else None)
-    if number is None:
-        return None
+def _signal_name(number: int) -> str:
+    """SIGKILL for 9, ...; "signal N" for numbers Python does not name."""
     try:
         return signal.Signals(number).name
     except ValueError:

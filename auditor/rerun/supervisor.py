@@ -9,15 +9,22 @@ the standard library only and must run on any Python 3.8+.  Its steps:
 2. when the sandbox was entered as root, hand the copy to the unprivileged
    sandbox user and switch to it (no capabilities left, so ``RLIMIT_NPROC``
    applies and root-only host files stay unreadable);
-3. set the limits (memory, process count, file size, no core dumps);
-4. run the experiment as a child and wait for it; when it ends the sandbox
-   ends, and every process it left behind is killed with the pid namespace;
-5. send the report the experiment wrote through a pipe to the auditor
-   (the copy disappears with the sandbox), then exit with the child's status
-   (128 + N when a signal N killed it).
+3. set the limits (memory, process count, file size, open files, no core
+   dumps);
+4. leave the session keyring it inherited for a fresh, empty one of its own
+   (the auditor's keys stay out of reach; the sandbox's syscall filter lets
+   exactly this keyring call through);
+5. run the experiment as a child, first in line for the kernel's OOM killer,
+   and wait for it; when it ends the sandbox ends, and every process it left
+   behind is killed with the pid namespace;
+6. say how the child ended and send the report the experiment wrote through a
+   pipe to the auditor (the copy disappears with the sandbox), then exit with
+   the child's status (128 + N when a signal N killed it).
 
-Everything it says to the auditor goes through that pipe: ``AUDITOR-STARTED``
-once the sandbox is ready, then a header line ``AUDITOR-REPORT <status>``
+Everything it says to the auditor goes through that pipe: ``AUDITOR-STARTED
+keyring=<state>`` once the sandbox is ready, ``AUDITOR-EXIT code N`` or
+``AUDITOR-EXIT signal N`` when the experiment ended (so that an exit code of
+153 is not taken for SIGXFSZ), then a header line ``AUDITOR-REPORT <status>``
 followed by the report's bytes; or only ``AUDITOR-SETUP <error>`` when the
 sandbox itself could not be prepared.
 """
@@ -45,24 +52,48 @@ def main() -> None:
         _set_limits(config)
         if config["uid"] is not None:
             _drop_privileges(config["uid"], config["gid"])
+        keyring = _fresh_keyring(config.get("keyctl"))
         os.chdir(config["work"])
         os.set_inheritable(channel.fileno(), False)
     except Exception as exc:  # noqa: BLE001 -- any failure here is the sandbox's, not the experiment's
         _send(channel, f"AUDITOR-SETUP {type(exc).__name__}: {exc}", b"")
         os._exit(SETUP_FAILED)
-    _send(channel, "AUDITOR-STARTED", b"", close=False)
+    _send(channel, "AUDITOR-STARTED keyring=" + keyring, b"", close=False)
     status = _run(command)
+    if os.WIFSIGNALED(status):
+        _send(channel, f"AUDITOR-EXIT signal {os.WTERMSIG(status)}", b"", close=False)
+    else:
+        _send(channel, f"AUDITOR-EXIT code {_exit_code(status)}", b"", close=False)
     _export_report(channel, os.path.join(config["work"], config["report_name"]), config["max_report_bytes"])
     os._exit(_exit_code(status))
 
 
 def _not_dumpable() -> None:
     """Keep the experiment (same uid) out of /proc/<this>/fd: the report pipe is ours."""
+    _set_dumpable(0)
+
+
+def _set_dumpable(value: int) -> None:
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+        ctypes.CDLL(None, use_errno=True).prctl(4, value, 0, 0, 0)  # PR_SET_DUMPABLE
     except Exception:  # noqa: BLE001, S110 -- best effort: no ctypes, no prctl
+        pass
+
+
+def _first_for_the_oom_killer() -> None:
+    """In the child: the experiment, not its supervisor, is the one the kernel kills at a memory cap.
+
+    Raising one's own oom_score_adj needs no privilege, but /proc/self of a
+    non-dumpable process belongs to root: the child (about to exec, which
+    makes it dumpable anyway) becomes dumpable first.
+    """
+    _set_dumpable(1)
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
         pass
 
 
@@ -92,6 +123,10 @@ def _set_limits(config: dict) -> None:
     resource.setrlimit(getattr(resource, "RLIMIT_" + config["memory_resource"]), (memory, memory))
     resource.setrlimit(resource.RLIMIT_FSIZE, (config["max_file_bytes"], config["max_file_bytes"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    files = config.get("max_open_files") or hard
+    files = files if hard == resource.RLIM_INFINITY else min(files, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
     if config["max_processes"]:
         resource.setrlimit(resource.RLIMIT_NPROC, (config["max_processes"], config["max_processes"]))
 
@@ -107,9 +142,33 @@ def _drop_privileges(uid: int, gid: int) -> None:
     raise RuntimeError(f"root could be regained after dropping to uid {uid}")
 
 
+def _fresh_keyring(keyctl) -> str:
+    """keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL): an anonymous, empty session keyring, ours alone.
+
+    Returns "fresh", or why not (the keys inherited from the auditor then stay
+    attached, but the sandbox's syscall filter refuses every other keyring call).
+    """
+    if keyctl is None:
+        return "unchanged:unknown-architecture"
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        serial = libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), ctypes.c_void_p(None))
+    except Exception as exc:  # noqa: BLE001 -- no ctypes in this interpreter
+        return "unchanged:" + type(exc).__name__
+    if serial >= 0:
+        return "fresh"
+    import errno
+
+    return "unchanged:" + errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+
+
 def _run(command: list) -> int:
     pid = os.fork()
     if pid == 0:
+        _first_for_the_oom_killer()
         try:
             os.execv(command[0], command)
         except OSError as exc:
