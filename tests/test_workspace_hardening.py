@@ -404,7 +404,7 @@ def test_stage_of_a_killed_auditor_is_removed_on_the_next_rerun(tmp_path: Path) 
         stage = stages[0]
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
-        end = time.monotonic() + 5
+        end = time.monotonic() + 60  # a bound on waiting, not a timing claim: teardown is slow under load
         while processes_with(marker) and time.monotonic() < end:
             time.sleep(0.05)
         assert processes_with(marker) == []  # the sandbox died with the auditor ...
