@@ -6,79 +6,26 @@ findings from every selected check rule -> status.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
 
 from .context import AuditContext
 from .errors import AuditorError
-from .findings import Finding, Severity, check_rules, finding, matches
+from .findings import Finding, Severity, check_rules
 from .model import arm_view
 from .options import AuditOptions, RerunOptions
+from .result import AuditResult, Status, is_selected, select, settle
+from .rules.internal import X000
+from .rules.schema import S201
 from .stats import NonFiniteStatistics, recompute
-
-STATUS_PASS, STATUS_FAIL, STATUS_ERROR = "pass", "fail", "error"
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    """The outcome of auditing one transcript; every output format renders these."""
-
-    source: str
-    status: str  # "pass" | "fail" | "error"
-    findings: tuple[Finding, ...]
-    recomputed: dict[str, Any] | None = None
-    # What the answer itself claims for the headline numbers (for the terminal table).
-    claimed: dict[str, Any] | None = None
-    rerun: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def count(self, severity: Severity) -> int:
-        return sum(1 for f in self.findings if f.severity is severity)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "source": self.source,
-            "status": self.status,
-            "findings": [f.to_dict() for f in self.findings],
-            "recomputed": self.recomputed,
-        }
-        if self.claimed is not None:
-            out["claimed"] = self.claimed
-        if self.rerun is not None:
-            out["rerun"] = self.rerun
-        return out
-
-
-def _selected(findings: list[Finding], options: AuditOptions) -> list[Finding]:
-    out = []
-    for f in findings:
-        if options.select and not matches(f.rule, options.select):
-            continue
-        if options.ignore and matches(f.rule, options.ignore):
-            continue
-        if f.rule in options.severity_overrides:
-            f = replace(f, severity=options.severity_overrides[f.rule])
-        out.append(f)
-    return out
-
-
-def status_of(findings: list[Finding] | tuple[Finding, ...], options: AuditOptions, *, recomputed: bool) -> str:
-    if not recomputed:
-        return STATUS_ERROR
-    if options.fail_on is not None and any(f.severity.rank >= options.fail_on.rank for f in findings):
-        return STATUS_FAIL
-    if any(f.severity is Severity.ERROR and f.rule in options.always_fail for f in findings):
-        return STATUS_FAIL  # a discovered config's fail-on cannot pass these (auditor.config)
-    return STATUS_PASS
+from .strings import shorten
 
 
 def finish(source: str, findings: list[Finding], options: AuditOptions, **kwargs: Any) -> AuditResult:
-    """Apply selection and severity overrides, order the findings, derive the status."""
-    kept = _selected(findings, options)
-    kept.sort(key=lambda f: (-f.severity.rank, f.rule, f.pointer))
-    status = status_of(kept, options, recomputed=kwargs.get("recomputed") is not None)
-    return AuditResult(source=source, status=status, findings=tuple(kept), **kwargs)
+    """Apply selection and severity overrides, order the findings, derive the status
+    (:mod:`auditor.result`); ``kwargs`` are the result's other fields."""
+    kept, status = settle(select(findings, options), options, auditable=kwargs.get("recomputed") is not None)
+    return AuditResult(source=source, status=status, findings=kept, **kwargs)
 
 
 def _claimed_summary(ctx: AuditContext) -> dict[str, Any]:
@@ -119,7 +66,7 @@ def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[Audi
             )
         except NonFiniteStatistics as exc:  # the schema's bound on per-seed values prevents this
             message = f"{exc}; the paired statistics were not recomputed"
-            problems.append(finding("S201", message, pointer=baseline.stats_pointer + "/per_seed"))
+            problems.append(S201.finding(message, pointer=baseline.stats_pointer + "/per_seed"))
     ctx = AuditContext(
         document=document,
         answer=answer,
@@ -141,16 +88,13 @@ MAX_FINDINGS_PER_RULE = 100
 def run_checks(ctx: AuditContext) -> list[Finding]:
     findings: list[Finding] = []
     for rule in check_rules():
-        if ctx.options.select and not matches(rule.code, ctx.options.select):
-            continue
-        if ctx.options.ignore and matches(rule.code, ctx.options.ignore):
+        if not is_selected(rule.code, ctx.options):
             continue
         found = list(islice(rule.check(ctx), MAX_FINDINGS_PER_RULE + 1))  # type: ignore[misc]
         if len(found) > MAX_FINDINGS_PER_RULE:
             last = found[MAX_FINDINGS_PER_RULE - 1]
             found[MAX_FINDINGS_PER_RULE:] = [
-                finding(
-                    rule.code,
+                rule.finding(
                     f"more {rule.code} findings were not listed (at most {MAX_FINDINGS_PER_RULE} per rule and answer)",
                     pointer=last.pointer,
                     severity=last.severity,
@@ -196,8 +140,6 @@ def audit_document(
         rerun_findings, rerun_record = run_and_compare(document, transcript_path, rerun, options)
         findings.extend(rerun_findings)
     recomputed = ctx.recomputed.to_dict() if ctx.recomputed is not None else None
-    from .rules.cross import facts  # what the batch's cross-answer checks (X9xx) compare
-
     return finish(
         source,
         findings,
@@ -205,8 +147,17 @@ def audit_document(
         recomputed=recomputed,
         claimed=_claimed_summary(ctx),
         rerun=rerun_record,
-        extra={"cross": facts(ctx)},
+        cross=_cross_facts(ctx),
     )
+
+
+def _cross_facts(ctx: AuditContext) -> dict[str, Any]:
+    """The seam to the cross-answer family: the facts of this answer that the batch's
+    X9xx checks compare (:func:`auditor.rules.cross.facts`).  The single-answer
+    pipeline touches that family here only, and never runs its checks."""
+    from .rules.cross import facts
+
+    return facts(ctx)
 
 
 def audit_bytes(
@@ -282,9 +233,7 @@ def internal_error(source: str, exc: BaseException) -> AuditResult:
 
     from . import __version__
 
-    summary = f"{type(exc).__name__}: {exc}"
-    if len(summary) > 200:
-        summary = summary[:197] + "..."
+    summary = shorten(f"{type(exc).__name__}: {exc}", 200)
     report = (
         f"auditor {__version__} internal error while auditing {source!r}\n\n"
         + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -297,10 +246,10 @@ def internal_error(source: str, exc: BaseException) -> AuditResult:
     )
     return AuditResult(
         source=source,
-        status=STATUS_ERROR,
-        findings=(finding("X000", message, claimed=type(exc).__name__),),
+        status=Status.ERROR,
+        findings=(X000.finding(message, claimed=type(exc).__name__),),
         recomputed=None,
-        extra={"log": log_path} if log_path else {},
+        log=log_path or None,
     )
 
 

@@ -29,10 +29,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from .audit import AuditResult, status_of
 from .errors import UsageError
 from .findings import Finding, Severity
 from .options import AuditOptions
+from .paths import STDIN, relative
+from .result import AuditResult, settle
 
 FORMAT_VERSION = 1
 
@@ -50,14 +51,7 @@ def canonical(value: Any) -> Any:
 
 def source_key(source: str, root: Path) -> str:
     """``source`` relative to ``root`` with forward slashes (``-`` for stdin stays ``-``)."""
-    if source == "-":
-        return source
-    absolute = os.path.abspath(source)
-    try:
-        relative = os.path.relpath(absolute, root)
-    except ValueError:  # another drive on Windows
-        relative = absolute
-    return relative.replace(os.sep, "/")
+    return source if source == STDIN else relative(source, root)
 
 
 def fingerprint(finding: Finding, source: str, root: Path) -> str:
@@ -89,9 +83,8 @@ class Baseline:
         if len(kept) == len(result.findings):
             return result
         auditable = result.recomputed is not None or not any(f.severity is Severity.ERROR for f in kept)
-        extra = {**result.extra, "baselined": len(result.findings) - len(kept)}
-        status = status_of(kept, options, recomputed=auditable)
-        return replace(result, findings=tuple(kept), status=status, extra=extra)
+        findings, status = settle(kept, options, auditable=auditable)
+        return replace(result, findings=findings, status=status, baselined=len(result.findings) - len(kept))
 
 
 def load(path: str | Path) -> Baseline:

@@ -214,8 +214,8 @@ def _announce_config(settings, args: argparse.Namespace) -> None:  # settings: c
 
 def _gate_fails(results, options) -> bool:  # results: Sequence[AuditResult], options: AuditOptions
     """The exit status: a result fails ``--fail-on``, or holds an error the guard always fails."""
-    from .batch import failing
     from .findings import Severity
+    from .result import failing
 
     if failing(results, options.fail_on):
         return True
@@ -224,7 +224,7 @@ def _gate_fails(results, options) -> bool:  # results: Sequence[AuditResult], op
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .batch import discover
+    from .discovery import discover
     from .session import run_session
 
     _check_combinations(args)

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .batch import DEFAULT_INCLUDE, options_for
+from .discovery import DEFAULT_INCLUDE, options_for
 from .errors import UsageError
 from .findings import Severity, matches
 from .options import AuditOptions

@@ -1,19 +1,99 @@
 """Where the audits of a batch run: this process and its worker processes
-(:class:`auditor.batch.AuditPool`), or a dask.distributed cluster.
+(:class:`AuditPool`), or a dask.distributed cluster (:class:`DaskPool`).
 
 Both are context managers with ``completed() -> Iterator[(index, result)]``
-in completion order; the session puts results back in the batch's order, so
+in completion order; the caller puts results back in the batch's order, so
 the output does not depend on where or in which order transcripts ran.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
-from .audit import AuditResult
-from .batch import AuditPool, Task, audit_task
+from .audit import audit_path
 from .errors import UsageError
-from .options import RerunOptions
+from .options import AuditOptions, RerunOptions
+from .paths import STDIN
+from .result import AuditResult
+
+# A transcript takes ~10 ms once warm and a worker process far longer to
+# start, so every worker gets at least this many transcripts.
+MIN_TASKS_PER_PROCESS = 8
+
+
+@dataclass(frozen=True)
+class Task:
+    path: str
+    options: AuditOptions
+
+
+def audit_task(task: Task, rerun: RerunOptions | None = None) -> AuditResult:
+    """Audit one file (module-level so that worker processes can run it)."""
+    return audit_path(task.path, task.options, rerun=rerun)
+
+
+def _leave_interrupts_to_the_parent() -> None:
+    """Workers ignore Ctrl-C (the whole process group gets it): the parent
+    cancels what is queued, so no worker dies halfway and leaves the pool broken."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class AuditPool:
+    """Audit tasks with ``jobs`` worker processes; ``jobs=1`` stays in this process.
+
+    Use as a context manager and iterate :meth:`completed` for ``(index, result)``
+    pairs in completion order.  Worker processes are started when the pool is
+    entered, so a caller that starts threads afterwards (a progress bar) never
+    forks a process that holds a thread's lock.
+    """
+
+    def __init__(self, tasks: Sequence[Task], *, jobs: int = 1, rerun: RerunOptions | None = None) -> None:
+        self.tasks = list(tasks)
+        self.rerun = rerun
+        # stdin can only be read here; a single file is not worth a process.
+        jobs = min(jobs, len(self.tasks) // MIN_TASKS_PER_PROCESS)
+        in_process = jobs <= 1
+        self._local = [i for i, t in enumerate(self.tasks) if in_process or t.path == STDIN]
+        self._remote = [i for i, t in enumerate(self.tasks) if not (in_process or t.path == STDIN)]
+        self._jobs = max(1, min(jobs, len(self._remote)))
+        self._warm: tuple[int, AuditResult] | None = None
+        self._executor: Any = None
+        self._futures: dict[Any, int] = {}
+
+    def __enter__(self) -> "AuditPool":
+        if not self._remote:
+            return self
+        from concurrent.futures import ProcessPoolExecutor
+
+        # Audit one transcript here first: it imports every rule module and
+        # builds the schema validators, which forked workers then inherit.
+        first = self._remote.pop(0)
+        self._warm = (first, audit_task(self.tasks[first], self.rerun))
+        if self._remote:
+            self._executor = ProcessPoolExecutor(max_workers=self._jobs, initializer=_leave_interrupts_to_the_parent)
+            self._futures = {self._executor.submit(audit_task, self.tasks[i], self.rerun): i for i in self._remote}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._executor is not None:
+            # On an interrupt, drop what has not started and wait for the few
+            # transcripts in flight; finished results are already out.
+            self._executor.shutdown(wait=True, cancel_futures=exc[0] is not None)
+
+    def completed(self) -> Iterator[tuple[int, AuditResult]]:
+        for index in self._local:
+            yield index, audit_task(self.tasks[index], self.rerun)
+        if self._warm is not None:
+            yield self._warm
+        if self._futures:
+            from concurrent.futures import as_completed
+
+            for future in as_completed(self._futures):
+                yield self._futures[future], future.result()
+
 
 # How long to wait for a remote scheduler before calling the address wrong.
 CONNECT_TIMEOUT_S = 10
@@ -55,7 +135,7 @@ class DaskPool:
         except (OSError, TimeoutError) as exc:
             self.__exit__(None, None, None)
             raise UsageError(f"cannot reach the dask scheduler at {self.scheduler}: {exc}") from None
-        remote = [i for i, t in enumerate(self.tasks) if t.path != "-"]
+        remote = [i for i, t in enumerate(self.tasks) if t.path != STDIN]
         # pure=False: the same path audited twice (a rerun) must run twice, not be deduplicated.
         self._futures = {
             self._client.submit(audit_task, self.tasks[i], _without_progress(self.rerun), pure=False): i
@@ -73,7 +153,7 @@ class DaskPool:
 
     def completed(self) -> Iterator[tuple[int, AuditResult]]:
         for index, task in enumerate(self.tasks):
-            if task.path == "-":
+            if task.path == STDIN:
                 yield index, audit_task(task, self.rerun)
         if self._futures:
             from dask.distributed import as_completed
@@ -86,8 +166,6 @@ def _without_progress(rerun: RerunOptions | None) -> RerunOptions | None:
     """A spinner callback lives in this process; it cannot travel to a worker."""
     if rerun is None or rerun.progress is None:
         return rerun
-    from dataclasses import replace
-
     return replace(rerun, progress=None)
 
 

@@ -1,18 +1,39 @@
-"""Findings, severities and the rule registry.
+"""Findings, severities and the rule model.
 
-Every check the auditor makes is a *rule* with a stable code (``A307``), a short
-kebab-case name and a default severity.  Rules are registered in one place,
-``REGISTRY``; their documentation is the docstring of the function (or the text
-given to :func:`declare`) and is what ``auditor rule CODE`` prints.
+Every check the auditor makes is a *rule*: a :class:`Rule` value with a stable
+code (``A307``), a short kebab-case name, a default severity and its
+documentation, which is what ``auditor rule CODE`` prints.  A rule is defined
+once, in the module of its family under :mod:`auditor.rules`, bound to a
+module-level name equal to its code, and every finding of it is built through
+it (``A307.finding(message, pointer=...)``): each code is written once.
 
-Two kinds of rules exist:
+There is one model and two ways a rule runs:
 
-* *check rules* are plain functions ``fn(ctx) -> Iterable[Finding]`` decorated
-  with :func:`check`; :mod:`auditor.audit` runs every one of them on each
-  answer that could be parsed and validated.
-* *stage rules* (parse, schema, rerun) are raised by the stage that detects the
-  problem; they are registered with :func:`declare` so that they are listed and
-  documented like the others.
+* a *check rule* runs on every answer that could be parsed and validated
+  (:mod:`auditor.audit` calls ``rule.check(ctx)`` for each one).  It is
+  declared with :func:`check_rule` on its check function, which is named by
+  the code and whose docstring is the rule's documentation::
+
+      @check_rule("A301", "count-mismatch", Severity.ERROR)
+      def A301(ctx: AuditContext) -> Iterator[Finding]:
+          \"\"\"The seed counts of the report disagree with each other. ...\"\"\"
+          ...
+          yield A301.finding("...", pointer=..., claimed=..., recomputed=...)
+
+* a *stage rule* (parse, schema, rerun, cross-answer, internal) is raised by
+  the stage that detects the problem, which imports it from its family::
+
+      # auditor/rules/parse.py
+      P101 = Rule("P101", "no-json-object", Severity.ERROR, doc=\"\"\"...\"\"\")
+
+      # auditor/transcript.py
+      from .rules.parse import P101
+      return P101.finding("no JSON object found in the input")
+
+:func:`load_rules` imports every module of :mod:`auditor.rules` (found by
+:mod:`pkgutil`, not listed by hand; an import error is raised) and collects
+the rules they define into ``REGISTRY``, the lookup table behind
+:func:`get_rule`, :func:`all_rules` and :func:`check_rules`.
 """
 
 from __future__ import annotations
@@ -21,6 +42,8 @@ import enum
 import importlib
 import inspect
 import math
+import pkgutil
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -127,11 +150,22 @@ CheckFn = Callable[[Any], Iterable[Finding]]
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule: its code, name, default severity and documentation.
+
+    ``check`` is the function a check rule runs on each answer
+    (``fn(ctx) -> Iterable[Finding]``); it is None for a stage rule, which the
+    stage that detects the problem raises itself.  ``doc`` is cleaned with
+    :func:`inspect.cleandoc`, so it may be written as an indented block.
+    """
+
     code: str
     name: str
     severity: Severity
-    doc: str
+    doc: str = ""
     check: CheckFn | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "doc", inspect.cleandoc(self.doc))
 
     @property
     def family(self) -> str:
@@ -144,79 +178,73 @@ class Rule:
         """First line of the documentation."""
         return self.doc.strip().splitlines()[0].strip() if self.doc.strip() else self.name
 
+    def finding(
+        self,
+        message: str,
+        *,
+        pointer: str = "",
+        claimed: Any = None,
+        recomputed: Any = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        """A finding of this rule, at its default severity unless ``severity`` is given."""
+        return Finding(self.code, severity or self.severity, message, pointer, claimed, recomputed)
 
-REGISTRY: dict[str, Rule] = {}
 
+def check_rule(code: str, name: str, severity: Severity) -> Callable[[CheckFn], Rule]:
+    """Declare the check rule ``code`` whose check is the decorated ``fn(ctx) -> Iterable[Finding]``.
 
-def _register(rule: Rule) -> None:
-    if rule.code in REGISTRY and REGISTRY[rule.code].check is not rule.check:
-        raise RuntimeError(f"rule {rule.code} registered twice")
-    REGISTRY[rule.code] = rule
-
-
-def check(code: str, name: str, severity: Severity) -> Callable[[CheckFn], CheckFn]:
-    """Register ``fn(ctx) -> Iterable[Finding]`` as the check for rule ``code``.
-
-    The function's docstring is the rule's documentation.
+    The decorated name becomes the :class:`Rule` (name the function by its
+    code); the function's docstring is the rule's documentation.
     """
 
-    def decorate(fn: CheckFn) -> CheckFn:
-        _register(Rule(code, name, severity, inspect.cleandoc(fn.__doc__ or ""), fn))
-        fn.rule_code = code  # type: ignore[attr-defined]
-        return fn
+    def decorate(fn: CheckFn) -> Rule:
+        return Rule(code, name, severity, fn.__doc__ or "", fn)
 
     return decorate
 
 
-def declare(code: str, name: str, severity: Severity, doc: str) -> None:
-    """Register a rule that a pipeline stage (parse, schema, rerun) raises itself."""
-    _register(Rule(code, name, severity, inspect.cleandoc(doc)))
+REGISTRY: dict[str, Rule] = {}
+_RULES_PACKAGE = "auditor.rules"
+_loaded = False
+_loading = threading.RLock()  # re-entrant: a rule module may look a rule up while it loads
 
 
-def finding(
-    code: str,
-    message: str,
-    *,
-    pointer: str = "",
-    claimed: Any = None,
-    recomputed: Any = None,
-    severity: Severity | None = None,
-) -> Finding:
-    """Build a finding for a registered rule, at its default severity unless given."""
-    rule = get_rule(code)
-    return Finding(code, severity or rule.severity, message, pointer, claimed, recomputed)
-
-
-_RULE_MODULES = (
-    "auditor.rules.parse",
-    "auditor.rules.schema",
-    "auditor.rules.arithmetic",
-    "auditor.rules.verdict",
-    "auditor.rules.degenerate",
-    "auditor.rules.tuning",
-    "auditor.rules.effect",
-    "auditor.rules.rerun",
-    "auditor.rules.cross",
-    "auditor.rules.internal",
-)
+def _collect(module_name: str) -> None:
+    """Add the rules that module ``module_name`` binds at its top level to ``REGISTRY``."""
+    module = importlib.import_module(module_name)
+    for attr, value in vars(module).items():
+        if not isinstance(value, Rule):
+            continue
+        if attr != value.code:
+            raise RuntimeError(f"{module_name}.{attr} is rule {value.code}: bind a rule to the name of its code")
+        known = REGISTRY.get(value.code)
+        if known is not None and known is not value:
+            raise RuntimeError(f"rule {value.code} is defined twice (again in {module_name})")
+        REGISTRY[value.code] = value
 
 
 def load_rules() -> dict[str, Rule]:
-    """Import every rule module once so that ``REGISTRY`` is complete."""
-    for module in _RULE_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:  # a real import error inside the module
-                raise
+    """Import every module of :mod:`auditor.rules` once and collect its rules into ``REGISTRY``.
+
+    The modules are found with :func:`pkgutil.iter_modules`; a module that
+    fails to import raises, so no rule family is ever dropped silently.
+    """
+    global _loaded
+    if _loaded:
+        return REGISTRY
+    with _loading:
+        if not _loaded:
+            package = importlib.import_module(_RULES_PACKAGE)
+            for module in pkgutil.iter_modules(package.__path__, _RULES_PACKAGE + "."):
+                _collect(module.name)
+            _loaded = True
     return REGISTRY
 
 
 def get_rule(code: str) -> Rule:
-    if code not in REGISTRY:
-        load_rules()
     try:
-        return REGISTRY[code.upper()]
+        return load_rules()[code.upper()]
     except KeyError:
         raise KeyError(f"unknown rule {code!r}") from None
 

@@ -71,13 +71,14 @@ def check_result(result: Any) -> None:
     """The contract every audit keeps; a violation is a crash for the fuzzer."""
     from .audit import AuditResult
     from .findings import REGISTRY, Severity
+    from .rules.internal import X000
 
     if not isinstance(result, AuditResult):
         raise TypeError(f"not an AuditResult: {result!r}")
     if result.status not in ("pass", "fail", "error"):
         raise AssertionError(f"unknown status {result.status!r}")
     for f in result.findings:
-        if f.rule == "X000" or f.rule not in REGISTRY:
+        if f.rule == X000.code or f.rule not in REGISTRY:
             raise AssertionError(f"unexpected finding {f.rule}: {f.message}")
     if result.status == "error" and not any(f.severity is Severity.ERROR for f in result.findings):
         raise AssertionError("an error result without an error finding")

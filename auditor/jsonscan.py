@@ -167,7 +167,7 @@ _LARGE_EXPONENT = re.compile(r"[eE]\+?0*[1-9][0-9][0-9]")
 # output can write.  (Raw lone surrogates never reach the decoder: a str input
 # holding one is refused as P105.)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class StrictDecoder:
@@ -242,7 +242,7 @@ def replace_lone_surrogates(value: Any) -> Any:
     """
 
     def fix(text: str) -> str:
-        return _LONE_SURROGATE.sub("\ufffd", text)
+        return LONE_SURROGATE.sub("\ufffd", text)
 
     if isinstance(value, str):
         return fix(value)
@@ -250,7 +250,7 @@ def replace_lone_surrogates(value: Any) -> Any:
     while stack:
         container = stack.pop()
         if isinstance(container, dict):
-            if any(isinstance(k, str) and _LONE_SURROGATE.search(k) for k in container):
+            if any(isinstance(k, str) and LONE_SURROGATE.search(k) for k in container):
                 items = list(container.items())
                 container.clear()
                 container.update((fix(k), v) for k, v in items)
@@ -259,7 +259,7 @@ def replace_lone_surrogates(value: Any) -> Any:
             entries = enumerate(container)
         for key, item in list(entries):
             if isinstance(item, str):
-                if _LONE_SURROGATE.search(item):
+                if LONE_SURROGATE.search(item):
                     container[key] = fix(item)
             elif isinstance(item, (dict, list)):
                 stack.append(item)

@@ -22,6 +22,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+# The file a bench script writes its report to, shipped beside the answer in its workspace.
+REPORT_NAME = "bench_report.json"
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -104,6 +107,11 @@ def escape_pointer_token(token: str | int) -> str:
 def join_pointer(base: str, *tokens: str | int) -> str:
     """RFC 6901 pointer ``base`` extended by ``tokens``."""
     return base + "".join("/" + escape_pointer_token(t) for t in tokens)
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number: an int or a float, never a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)

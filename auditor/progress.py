@@ -13,7 +13,7 @@ import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from .audit import STATUS_PASS, AuditResult
+from .result import AuditResult, Status
 
 Advance = Callable[[AuditResult], None]
 
@@ -50,7 +50,7 @@ def progress_bar(total: int, *, enabled: bool) -> Iterator[Advance]:
 
         def advance(result: AuditResult) -> None:
             nonlocal failures
-            failures += result.status != STATUS_PASS
+            failures += result.status is not Status.PASS
             progress.update(task, advance=1, failures=failures)
 
         yield advance

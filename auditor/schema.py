@@ -28,9 +28,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError, validators
 
-from .findings import Finding, finding
+from .findings import Finding, Rule
 from .model import Answer, BenchReport, TunedArm, join_pointer
-from .rules import schema as _schema_rules  # noqa: F401  (registers S201-S203)
+from .rules.schema import S201, S202, S203
 
 SUPPORTED_BENCH_VERSIONS = frozenset({1})
 ANSWER_SCHEMA = "answer.schema.json"
@@ -179,8 +179,7 @@ def validate(document: Any, *, max_items: int | None = None) -> list[Finding]:
     """
     if not isinstance(document, dict):
         return [
-            finding(
-                "S201",
+            S201.finding(
                 f"the answer must be a JSON object, got {_describe_value(document)}",
                 claimed=_short(document),
             )
@@ -191,7 +190,7 @@ def validate(document: Any, *, max_items: int | None = None) -> list[Finding]:
     errors = list(_validator(name, strict=True, max_items=max_items).iter_errors(document))
     found = list(_violations((e for e in errors if e.validator != "additionalProperties"), root))
     found.extend(_unknown_keys(errors, root))
-    malformed = {f.pointer for f in found if f.rule == "S201"}
+    malformed = {f.pointer for f in found if f.rule == S201.code}
     found.extend(f for f in _unsupported_version(document) if f.pointer not in malformed)
     unique = {(f.pointer, f.rule, f.message): f for f in found}
     ordered = sorted(unique.values(), key=lambda f: (_pointer_key(f.pointer), f.rule, f.message))
@@ -203,18 +202,17 @@ def _capped(findings: list[Finding]) -> list[Finding]:
 
     (S203 is capped where it is found, before its findings are built.)
     """
-    violations = [f for f in findings if f.rule == "S201"]
+    violations = [f for f in findings if f.rule == S201.code]
     if len(violations) <= MAX_LISTED_FINDINGS:
         return findings
     rest = violations[MAX_LISTED_FINDINGS:]
     dropped = {id(f) for f in rest}
     kept = [f for f in findings if id(f) not in dropped]
-    return kept + [_more("S201", len(rest), "schema violations", rest[0].pointer)]
+    return kept + [_more(S201, len(rest), "schema violations", rest[0].pointer)]
 
 
-def _more(rule: str, count: int, what: str, first: str) -> Finding:
-    return finding(
-        rule,
+def _more(rule: Rule, count: int, what: str, first: str) -> Finding:
+    return rule.finding(
         f"{count:,} more {what} were not listed (at most {MAX_LISTED_FINDINGS} are); the first is at {first or '/'}",
         pointer=first,
         claimed=count,
@@ -232,9 +230,9 @@ def _violations(errors: Iterable[ValidationError], root: str) -> Iterator[Findin
         if error.validator == "required":
             yield from _missing(error, pointer, root)
         elif error.validator == "maxItems":
-            yield finding("S201", _explain(error, root), pointer=pointer, claimed=len(error.instance))
+            yield S201.finding(_explain(error, root), pointer=pointer, claimed=len(error.instance))
         else:
-            yield finding("S201", _explain(error, root), pointer=pointer, claimed=_short(error.instance))
+            yield S201.finding(_explain(error, root), pointer=pointer, claimed=_short(error.instance))
 
 
 def _missing(error: ValidationError, pointer: str, root: str) -> Iterator[Finding]:
@@ -244,8 +242,7 @@ def _missing(error: ValidationError, pointer: str, root: str) -> Iterator[Findin
     present = error.instance if isinstance(error.instance, dict) else {}
     for key in error.validator_value:
         if key not in present:
-            yield finding(
-                "S201",
+            yield S201.finding(
                 f"{owner} is missing the required field '{key}'",
                 pointer=join_pointer(pointer, key),
             )
@@ -289,13 +286,12 @@ def _unknown_keys(errors: Iterable[ValidationError], root: str) -> Iterator[Find
                 continue
             listed += 1
             shown = key if len(key) <= _CLAIMED_MAX_CHARS else key[: _CLAIMED_MAX_CHARS - 3] + "..."
-            yield finding(
-                "S203",
+            yield S203.finding(
                 f"unknown key '{shown}' in {owner}: the auditor does not read it (a typo of a known field?)",
                 pointer=join_pointer(pointer, key),
             )
     if more:
-        yield _more("S203", more, "unknown keys", first_more)
+        yield _more(S203, more, "unknown keys", first_more)
 
 
 def _unsupported_version(document: dict[str, Any]) -> Iterator[Finding]:
@@ -308,8 +304,7 @@ def _unsupported_version(document: dict[str, Any]) -> Iterator[Finding]:
         return
     if version not in SUPPORTED_BENCH_VERSIONS:
         supported = ", ".join(str(v) for v in sorted(SUPPORTED_BENCH_VERSIONS))
-        yield finding(
-            "S202",
+        yield S202.finding(
             f"bench_version {version} is not supported (this auditor reads version {supported}); "
             "its fields may mean something else, so the report was not audited",
             pointer=prefix + "/bench_version",

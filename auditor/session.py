@@ -20,20 +20,18 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Iterator, Sequence
 
-from .audit import AuditResult
+from .atomic import atomic_write
 from .baseline import Baseline
-from .batch import Task, atomic_write, cross_check, resume_from
+from .batch import cross_check
 from .config import Settings
 from .errors import UsageError
-from .executors import make_pool
+from .executors import Task, make_pool
 from .findings import Finding
 from .formats import Run, writer
-from .formats.jsonl import Stream
+from .formats.jsonl import Stream, resume_from
 from .options import RerunOptions
-
-
-def _key(source: str) -> str:
-    return os.path.normpath(source)
+from .paths import key
+from .result import AuditResult
 
 
 def _load_baseline(args: argparse.Namespace) -> Baseline | None:
@@ -85,7 +83,7 @@ def _audit(
         ) as advance:
             for _, result in pool.completed():
                 result = on_result(result)
-                out[_key(result.source)] = result
+                out[key(result.source)] = result
                 advance(result)
     return out
 
@@ -113,8 +111,8 @@ def run_session(
                 stream.write_result(result)
             return result
 
-        fresh = _audit([p for p in paths if _key(p) not in done], settings, args, rerun, handle)
-        audited = [done.get(_key(p)) or fresh[_key(p)] for p in paths]
+        fresh = _audit([p for p in paths if key(p) not in done], settings, args, rerun, handle)
+        audited = [done.get(key(p)) or fresh[key(p)] for p in paths]
         results, cross = cross_check(
             audited,
             settings.options_for,

@@ -23,14 +23,14 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import re
 import stat
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .findings import Finding, finding
+from .findings import Finding
 from .jsonscan import (
+    LONE_SURROGATE,
     MAX_SCAN_EVENTS,
     KeyIndex,
     ObjectSpan,
@@ -42,7 +42,7 @@ from .jsonscan import (
     replace_nonfinite,
     scan_objects,
 )
-from .rules import parse as _parse_rules  # noqa: F401  (registers P101-P105)
+from .rules.parse import P101, P102, P103, P104, P105
 
 # --------------------------------------------------------------------------- reading
 
@@ -59,20 +59,20 @@ def read_source(path: str, *, max_bytes: int) -> tuple[bytes | None, Finding | N
         else:
             info = os.stat(path)
             if stat.S_ISDIR(info.st_mode):
-                return None, finding("P105", f"cannot read {path!r}: it is a directory, not a file")
+                return None, P105.finding(f"cannot read {path!r}: it is a directory, not a file")
             if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
                 return None, _too_large(info.st_size, max_bytes)
             with open(path, "rb") as handle:
                 data = handle.read(max_bytes + 1)
     except FileNotFoundError:
-        return None, finding("P105", f"cannot read {path!r}: no such file")
+        return None, P105.finding(f"cannot read {path!r}: no such file")
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        return None, finding("P105", f"cannot read {path!r}: {reason}")
+        return None, P105.finding(f"cannot read {path!r}: {reason}")
     if len(data) > max_bytes:
         return None, _too_large(len(data), max_bytes, at_least=True)
     if not data:
-        return None, finding("P105", "the input is empty (0 bytes): there is no answer to audit")
+        return None, P105.finding("the input is empty (0 bytes): there is no answer to audit")
     return data, None
 
 
@@ -89,8 +89,7 @@ def _read_stdin(max_bytes: int) -> bytes:
 
 def _too_large(size: int, max_bytes: int, *, at_least: bool = False) -> Finding:
     amount = f"more than {max_bytes:,}" if at_least else f"{size:,}"
-    return finding(
-        "P105",
+    return P105.finding(
         f"the input is {amount} bytes, over the size limit of {max_bytes:,} bytes; it was not read",
         claimed=size,
         recomputed=max_bytes,
@@ -99,7 +98,6 @@ def _too_large(size: int, max_bytes: int, *, at_least: bool = False) -> Finding:
 
 # --------------------------------------------------------------------------- decoding
 
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Checked in order: a UTF-32 LE BOM starts with the UTF-16 LE one.
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -116,10 +114,9 @@ def decode_text(data: bytes | str, *, max_bytes: int) -> tuple[str | None, Findi
         if len(data) > max_bytes // 4 and len(data.encode("utf-8", "surrogatepass")) > max_bytes:
             return None, _too_large(len(data.encode("utf-8", "surrogatepass")), max_bytes)
         text = data[1:] if data.startswith("\ufeff") else data
-        surrogate = _LONE_SURROGATE.search(text)
+        surrogate = LONE_SURROGATE.search(text)
         if surrogate is not None:  # no UTF-8 spelling: the text did not come from bytes
-            return None, finding(
-                "P105",
+            return None, P105.finding(
                 f"the input is not valid Unicode text: lone surrogate U+{ord(surrogate.group()):04X} "
                 f"at character offset {surrogate.start()}",
                 claimed=surrogate.start(),
@@ -132,10 +129,10 @@ def decode_text(data: bytes | str, *, max_bytes: int) -> tuple[str | None, Findi
             return None, problem
     nul = text.find("\x00")
     if nul >= 0:
-        return None, finding("P105", f"the input is binary, not text: NUL character at offset {nul}")
+        return None, P105.finding(f"the input is binary, not text: NUL character at offset {nul}")
     if not text.strip():
         what = "empty" if not text else "only whitespace"
-        return None, finding("P105", f"the input is {what}: there is no answer to audit")
+        return None, P105.finding(f"the input is {what}: there is no answer to audit")
     return text, None
 
 
@@ -148,15 +145,14 @@ def _decode_bytes(data: bytes) -> tuple[str, Finding | None]:
     if encoding == "utf-8":
         nul = data.find(b"\x00")
         if nul >= 0:  # UTF-8 text never holds NUL; UTF-16 without a BOM is not supported
-            return "", finding("P105", f"the input is binary, not text: NUL byte at byte offset {nul}")
+            return "", P105.finding(f"the input is binary, not text: NUL byte at byte offset {nul}")
     try:
         return data[skip:].decode(encoding), None
     except UnicodeDecodeError as exc:
         offset = skip + exc.start
         bad = data[offset : offset + 1].hex()
         label = "UTF-8" if encoding == "utf-8" else encoding.upper()
-        return "", finding(
-            "P105",
+        return "", P105.finding(
             f"the input is not valid {label}: byte 0x{bad} at byte offset {offset} ({exc.reason})",
             claimed=offset,
         )
@@ -258,8 +254,7 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
     findings = [several] if several is not None else []
     for pointer, literal, description in chosen.nonfinite:
         findings.append(
-            finding(
-                "P104",
+            P104.finding(
                 f"non-finite number {description} at {pointer or '/'}: "
                 "strict JSON allows only finite numbers, so the value was treated as null",
                 pointer=pointer,
@@ -333,8 +328,7 @@ def _decode_spans(text: str, spans: list[ObjectSpan], max_depth: int) -> tuple[l
 
 def _too_complex(text: str, exc: ScanLimitExceeded) -> Finding:
     line, column = line_column(text, exc.offset)
-    return finding(
-        "P105",
+    return P105.finding(
         f"the input holds more than {exc.limit:,} brackets and strings (the limit against hostile input); "
         f"the search for the answer stopped at line {line}, column {column}",
         claimed=exc.offset,
@@ -356,7 +350,7 @@ def _malformed(text: str, failed: list[_Failed]) -> Finding:
         near = text[worst.offset : worst.offset + 20].split("\n")[0]
         where = f" near {near!r}" if near.strip() else " at the end of the input" if worst.offset >= len(text) else ""
         message = f"malformed JSON at line {line}, column {column}{where}: {worst.reason} (in {opened})"
-    return finding("P102", message)
+    return P102.finding(message)
 
 
 def _span_length(text: str, span: ObjectSpan) -> int:
@@ -365,14 +359,13 @@ def _span_length(text: str, span: ObjectSpan) -> int:
 
 def _nothing_found(text: str, others: int) -> Finding:
     if others:
-        return finding(
-            "P101",
+        return P101.finding(
             f"no answer object found: {others} JSON object(s) were found, but none has a "
             "'bench_report' key, 'comparison' and 'baseline' keys, or an answer key "
             "('worked', 'verdict', 'system_verdict', 'metrics')",
         )
     lines = text.count("\n") + 1
-    return finding("P101", f"no JSON object found in the input ({lines} lines, {len(text):,} characters)")
+    return P101.finding(f"no JSON object found in the input ({lines} lines, {len(text):,} characters)")
 
 
 def _choose(text: str, top: list[_Parsed]) -> tuple[_Parsed, Finding | None]:
@@ -394,8 +387,7 @@ def _choose(text: str, top: list[_Parsed]) -> tuple[_Parsed, Finding | None]:
     lines = [line_column(text, c.span.start)[0] for _, c in ranked[:10]]
     shown = ", ".join(map(str, lines)) + (", ..." if len(ranked) > 10 else "")
     chosen_line = line_column(text, chosen.span.start)[0]
-    return chosen, finding(
-        "P103",
+    return chosen, P103.finding(
         f"found {len(ranked)} different candidate answer objects (starting at lines {shown}); "
         f"audited the most complete one, which starts at line {chosen_line}",
         claimed=len(ranked),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 from pathlib import Path
@@ -11,9 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.batch import AuditPool, Task, audit_all, cross_check, discover, options_for, resume_from
+from auditor.batch import audit_all, cross_check
 from auditor.cli import main
+from auditor.discovery import discover, options_for
 from auditor.errors import UsageError
+from auditor.executors import AuditPool, Task
+from auditor.formats.jsonl import resume_from
 from auditor.options import AuditOptions
 from auditor.rules.cross import benjamini_hochberg
 
@@ -72,11 +76,18 @@ def test_symlink_loop_terminates(tmp_path) -> None:
     assert sorted(Path(p).name for p in found) == ["a.txt", "b.txt"]
 
 
-def test_fixture_walk_skips_workspace_reports_and_audits_without_crashing() -> None:
-    paths = discover([str(FIXTURES / "experiments")]) if (FIXTURES / "experiments").is_dir() else []
-    assert not any(Path(p).name == "bench_report.json" for p in paths)
-    for result in audit_all([Task(p, AuditOptions()) for p in paths]):
-        assert result.status in {"pass", "fail", "error"}
+def test_fixture_walk_skips_workspace_files_and_audits_every_answer() -> None:
+    root = FIXTURES / "experiments"
+    paths = discover([str(root)])
+    answers = [f"{p.parent.name}/answer.txt" for p in root.glob("*/answer.txt")]
+    # Beside a bench_report.json, a folder's other JSON files are the experiment's (config.json); a folder
+    # without one is not known as a workspace, so its data files are walked like transcripts.
+    data = ["hostile_read/targets.json", "hostile_sockets/targets.json", "hostile_write/targets.json"]
+    assert [Path(p).relative_to(root).as_posix() for p in paths] == sorted(answers + data)
+    found = {Path(r.source).relative_to(root).as_posix(): (r.status, sorted(codes(r)))
+             for r in audit_all([Task(p, AuditOptions()) for p in paths])}
+    expected = {name: ("pass", ["T601"]) for name in answers} | {name: ("error", ["P101"]) for name in data}
+    assert found == expected | {"clip_noop/answer.txt": ("fail", ["D501", "T601"])}  # the static audit's only failure
 
 
 def test_per_file_ignores_match_relative_to_the_config_root(tmp_path) -> None:
@@ -93,7 +104,12 @@ def test_per_file_ignores_match_relative_to_the_config_root(tmp_path) -> None:
 
 def test_jobs_2_gives_the_same_results_in_the_same_order_as_jobs_1() -> None:
     paths = discover([str(FIXTURES / "answers"), str(BATCHES), str(FIXTURES / "defects")])
-    assert AuditPool([Task(p, AuditOptions()) for p in paths], jobs=2)._remote, "really uses worker processes"
+    before = set(multiprocessing.active_children())
+    with AuditPool([Task(p, AuditOptions()) for p in paths], jobs=2) as pool:
+        workers = set(multiprocessing.active_children()) - before
+        indices = sorted(index for index, _ in pool.completed())
+    assert len(workers) == 2, "jobs=2 really audits in two worker processes"
+    assert indices == list(range(len(paths))) and not set(multiprocessing.active_children()) - before
     one, _ = _audit(paths, jobs=1)
     two, _ = _audit(paths, jobs=2)
     assert [r.source for r in one] == paths

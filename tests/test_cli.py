@@ -48,24 +48,28 @@ def test_single_transcript_keeps_the_detailed_panel(capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    "argv",
+    "argv, says",
     [
-        ["audit", "--no-such-option", "x"],
-        ["audit", "--format", "xml", str(SEED_000)],
-        ["audit", "does/not/exist.txt"],
-        ["audit", "--baseline", "does/not/exist.json", str(SEED_000)],
-        ["audit", "--config", "does/not/pyproject.toml", str(SEED_000)],
-        ["audit", "--resume", str(SEED_000)],
-        ["audit", "--statistics", "--format", "json", str(SEED_000)],
-        ["audit", "--fail-on", "sometimes", str(SEED_000)],
-        ["audit", "--jobs", "0", str(SEED_000)],
-        ["audit", "--fdr", "1.5", str(SEED_000)],
-        ["frobnicate"],
+        (["audit", "--no-such-option", "x"], "unrecognized arguments: --no-such-option"),
+        (["audit", "--format", "xml", str(SEED_000)], "argument --format: invalid choice: 'xml'"),
+        (["audit", "does/not/exist.txt"], "no such file or directory: does/not/exist.txt"),
+        (["audit", "--baseline", "does/not/exist.json", str(SEED_000)], "cannot read baseline does/not/exist.json"),
+        (["audit", "--config", "does/not/pyproject.toml", str(SEED_000)],
+         "config file not found: does/not/pyproject.toml"),
+        (["audit", "--resume", str(SEED_000)], "--resume needs --format jsonl and --output FILE"),
+        (["audit", "--statistics", "--format", "json", str(SEED_000)], "it needs --format text"),
+        (["audit", "--fail-on", "sometimes", str(SEED_000)], "unknown severity 'sometimes'"),
+        (["audit", "--jobs", "0", str(SEED_000)], "expected a positive integer, got 0"),
+        (["audit", "--fdr", "1.5", str(SEED_000)], "expected a number between 0 and 1, got 1.5"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
+    ids=lambda value: None if isinstance(value, list) else value[:24],
 )
-def test_usage_errors_exit_2(argv, capsys) -> None:
+def test_usage_errors_exit_2(argv, says, capsys) -> None:
     assert main(argv) == 2
-    assert "auditor" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert err.startswith("auditor: error: ") and says in err and err.count("\n") == 1, err
+    assert out == ""
 
 
 def test_an_empty_folder_is_a_usage_error(tmp_path, capsys) -> None:
@@ -99,12 +103,15 @@ def test_statistics_counts_findings_per_rule(capsys) -> None:
     assert "idea-identical-to-baseline" in by_code["D501"]
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "jsonl"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "jsonl", "html"])
 def test_output_file_receives_every_format(fmt, tmp_path, capsys) -> None:
+    argv = ["audit", "-q", str(FIXTURES / "answers"), "--format", fmt]
+    assert main(argv) == 1
+    printed = capsys.readouterr().out
     target = tmp_path / f"out.{fmt}"
-    assert main(["audit", "-q", str(FIXTURES / "answers"), "--format", fmt, "--output", str(target)]) == 1
+    assert main([*argv, "--output", str(target)]) == 1
     assert capsys.readouterr().out == ""
-    assert target.read_text(encoding="utf-8").strip()
+    assert printed.strip() and target.read_text(encoding="utf-8") == printed  # the very report stdout gets
     assert [p.name for p in tmp_path.iterdir()] == [target.name], "no temporary file left behind"
 
 

@@ -12,7 +12,7 @@ from auditor.cli import main
 from auditor.errors import UsageError
 from auditor.findings import Severity
 
-from conftest import SEED_000, SEED_001
+from conftest import SEED_000, SEED_001, experiment_workspace
 
 
 def _pyproject(folder: Path, body: str) -> Path:
@@ -124,12 +124,7 @@ R805 = "info"
 
 def _agent_folder(tmp_path: Path, experiment: str) -> Path:
     """A copy of an experiment whose folder holds the agent's own pyproject.toml."""
-    import shutil
-
-    from conftest import FIXTURES
-
-    folder = tmp_path / "agent"
-    shutil.copytree(FIXTURES / "experiments" / experiment, folder)
+    folder = experiment_workspace(experiment, tmp_path / "agent")
     _pyproject(folder, SILENCING)
     return folder
 

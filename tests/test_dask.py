@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import shutil
 
 import pytest
 
 from auditor.cli import main
 
-from conftest import FIXTURES
+from conftest import FIXTURES, experiment_workspace, needs_sandbox_and_torch
 
 LocalCluster = pytest.importorskip("dask.distributed", reason="the [dask] extra is not installed").LocalCluster
-
-SANDBOX_MISSING = not (shutil.which("bwrap") and importlib.util.find_spec("torch"))
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +33,9 @@ def test_a_batch_on_the_cluster_equals_the_local_run(capsys, scheduler: str) -> 
     assert remote["summary"]["files"] > 40
 
 
-@pytest.mark.skipif(SANDBOX_MISSING and not os.environ.get("CI"), reason="needs bubblewrap and torch")
-def test_a_rerun_on_the_cluster_reproduces(capsys, scheduler: str) -> None:
-    answer = str(FIXTURES / "experiments" / "clip_noop" / "answer.txt")
+@needs_sandbox_and_torch
+def test_a_rerun_on_the_cluster_reproduces(capsys, scheduler: str, tmp_path) -> None:
+    answer = str(experiment_workspace("clip_noop", tmp_path / "ws") / "answer.txt")
     code, out = _json(capsys, [answer, "--dask", scheduler, "--rerun", "--device", "cpu", "--timeout", "120"])
     result = out["results"][0]
     assert result["rerun"]["reproduced"] is True

@@ -9,7 +9,9 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 
-from auditor.batch import Task, audit_all, cross_check, discover
+from auditor.batch import audit_all, cross_check
+from auditor.discovery import discover
+from auditor.executors import Task
 from auditor.findings import Finding, Severity, all_rules
 from auditor.formats import FORMATS, Run, writer
 from auditor.formats.github import annotation, escape_data, escape_property

@@ -29,7 +29,7 @@ from auditor.findings import Finding, Severity
 from auditor.formats import FORMATS, Run, writer
 from auditor.options import AuditOptions, RerunOptions
 
-from conftest import FIXTURES, SEED_000, as_transcript, seed_answer
+from conftest import SEED_000, as_transcript, experiment_workspace, load_answer, seed_answer
 
 # Everything a terminal or a browser may act on: C0 but tab and newline, DEL, C1, bidi overrides.
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -135,7 +135,7 @@ def _constructed_run() -> Run:
         claimed={"verdict": HOSTILE, "p_value": 0.01, "n_pairs": 8, "idea_wins": 7},
         rerun={"device": f"cpu{HOSTILE}", "command": ["python", f"b.py{HOSTILE}"], "reproduced": False,
                "seconds": 1.0, "exit_code": 1, "max_rel_diff": {"baseline": None, "idea": None}},
-        extra={"cross": {"baseline_key": HOSTILE}},
+        cross={"baseline_key": HOSTILE},
     )
     return Run((result, result))
 
@@ -204,15 +204,10 @@ def test_usage_errors_print_no_controls(tmp_path, capsys) -> None:
 HUGE = 10**400
 
 
-def _fabricated() -> dict:
-    text = (FIXTURES / "experiments" / "fabricated" / "answer.txt").read_text(encoding="utf-8")
-    return json.loads(text[text.index("{") :])
-
-
 def test_huge_integer_in_the_rerun_report_is_R804_not_X000() -> None:
     from auditor.rerun import compare
 
-    document = _fabricated()
+    document = load_answer("fabricated")
     claimed = document["bench_report"]
     report = json.loads(json.dumps(claimed))
     report["baseline"]["full"]["per_seed"][0] = HUGE
@@ -233,7 +228,7 @@ def test_rerun_comparison_records_only_finite_numbers() -> None:
     from auditor.rerun import _compare, _empty_record
     from auditor.rerun.sandbox import Outcome
 
-    document = _fabricated()
+    document = load_answer("fabricated")
     for first, second in ((HUGE, 1.0), (1e308, -1e308), (float("nan"), float("inf"))):
         report = json.loads(json.dumps(document["bench_report"]))
         report["baseline"]["full"]["per_seed"][0] = first
@@ -251,7 +246,7 @@ def test_rerun_comparison_records_only_finite_numbers() -> None:
 def test_huge_integer_in_a_shipped_report_is_R806_not_X000(tmp_path) -> None:
     from auditor.rerun.compare import json_differences, shipped_report_finding
 
-    document = _fabricated()
+    document = load_answer("fabricated")
     shipped = json.loads(json.dumps(document["bench_report"]))
     shipped["baseline"]["full"]["per_seed"][0] = HUGE
     shipped["baseline"]["full"]["mean"] = -HUGE
@@ -267,13 +262,9 @@ def test_huge_integer_in_a_shipped_report_is_R806_not_X000(tmp_path) -> None:
 
 def test_huge_integer_reported_end_to_end_without_x000(tmp_path, capsys) -> None:
     """The shipped-report path runs before anything would execute: R806 through the CLI."""
-    import shutil
-
-    workspace = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "experiments" / "injected_command", workspace)
+    workspace = experiment_workspace("injected_command", tmp_path / "ws")
     answer = workspace / "answer.txt"
-    text = answer.read_text(encoding="utf-8")
-    document = json.loads(text[text.index("{") :])
+    document = load_answer("injected_command")
     document["files"].append("bench_report.json")
     answer.write_text(as_transcript(document), encoding="utf-8")
     report = json.loads(json.dumps(document["bench_report"]))
@@ -300,7 +291,7 @@ def shared_tmp(tmp_path, monkeypatch) -> Path:
 def _log_of(source: str = "answer.txt") -> Path:
     result = internal_error(source, RuntimeError("boom"))
     assert result.findings[0].rule == "X000"
-    log = result.extra.get("log")
+    log = result.log
     assert log, result.findings[0].message
     return Path(log)
 

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import shutil
 import uuid
 from pathlib import Path
 
-import pytest
-
 from auditor.cli import main
 
-from conftest import FIXTURES
-
-EXPERIMENTS = FIXTURES / "experiments"
-MISSING = [n for n, ok in {"bwrap": shutil.which("bwrap"), "torch": importlib.util.find_spec("torch")}.items() if not ok]
-needs_sandbox = pytest.mark.skipif(
-    bool(MISSING) and not os.environ.get("CI"), reason=f"needs {' and '.join(MISSING)} (never skipped in CI)"
-)
+from conftest import EXPERIMENTS, experiment_workspace, needs_sandbox_and_torch
 
 
 def _json_run(capsys, *argv: str) -> tuple[int, dict]:
@@ -27,9 +16,9 @@ def _json_run(capsys, *argv: str) -> tuple[int, dict]:
     return code, json.loads(capsys.readouterr().out)
 
 
-@needs_sandbox
-def test_fabricated_answer_passes_statically_and_fails_on_rerun(capsys) -> None:
-    answer = str(EXPERIMENTS / "fabricated" / "answer.txt")
+@needs_sandbox_and_torch
+def test_fabricated_answer_passes_statically_and_fails_on_rerun(capsys, tmp_path: Path) -> None:
+    answer = str(experiment_workspace("fabricated", tmp_path / "ws") / "answer.txt")
     code, static = _json_run(capsys, answer)
     assert code == 0 and static["results"][0]["status"] == "pass"
     code, rerun = _json_run(capsys, answer, "--rerun", "--device", "cpu", "--timeout", "120")
@@ -43,7 +32,7 @@ def test_fabricated_answer_passes_statically_and_fails_on_rerun(capsys) -> None:
 def test_injected_command_is_refused_and_runs_nothing(capsys, tmp_path: Path) -> None:
     marker = Path("/tmp") / f"pwned-{uuid.uuid4().hex}"
     workspace = tmp_path / "ws"
-    shutil.copytree(EXPERIMENTS / "injected_command", workspace)
+    experiment_workspace("injected_command", workspace)
     answer = workspace / "answer.txt"
     text = answer.read_text(encoding="utf-8").replace("/tmp/pwned", str(marker))
     answer.write_text(text, encoding="utf-8")

@@ -2,15 +2,14 @@
 
 Skipped only where bubblewrap or torch is genuinely missing and the CI variable
 is not set; in CI these tests always run.  The six torch experiments run once
-per session, two at a time (each is single-threaded).
+per session, two at a time (each is single-threaded), each from a complete copy
+of its workspace (the shared bench script added, see ``experiment_workspace``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import socket
 import time
 import uuid
@@ -24,21 +23,12 @@ from auditor.options import AuditOptions, RerunOptions
 from auditor.rerun import DeviceUnavailable, run_and_compare
 from auditor.rerun.device import probe_interpreter, resolve_python
 
-from conftest import FIXTURES, processes_with
+from conftest import EXPERIMENTS, MiB, experiment_workspace, load_answer, needs_sandbox_and_torch
+from conftest import processes_with, rules_of
 
-EXPERIMENTS = FIXTURES / "experiments"
-REQUIRED = {"bwrap": shutil.which("bwrap"), "torch": importlib.util.find_spec("torch")}
-MISSING = [name for name, found in REQUIRED.items() if not found]
-pytestmark = pytest.mark.skipif(
-    bool(MISSING) and not os.environ.get("CI"), reason=f"needs {' and '.join(MISSING)} (never skipped in CI)"
-)
+pytestmark = needs_sandbox_and_torch
 TORCH_EXPERIMENTS = ("clip_honest", "clip_noop", "adamw_honest", "edited_numbers", "fabricated",
                      "shipped_report_differs")
-
-
-def load_answer(name: str) -> dict:
-    text = (EXPERIMENTS / name / "answer.txt").read_text(encoding="utf-8")
-    return json.loads(text[text.index("{") :])
 
 
 def rerun(name: str, document: dict | None = None, workspace: Path | None = None, **overrides):
@@ -55,22 +45,17 @@ def _with_how_to_run(name: str, how_to_run: str) -> dict:
     return document
 
 
-def rules_of(findings: list) -> list[str]:
-    return sorted(f.rule for f in findings)
-
-
 @pytest.fixture(scope="module")
-def torch_runs() -> dict:
-    """name -> (findings, record, wall seconds) for every torch experiment."""
+def torch_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """name -> (findings, record) for every torch experiment, rerun from a complete copy of its workspace."""
     probe_interpreter(resolve_python(None))  # once, before the threads share its cache
+    root = tmp_path_factory.mktemp("torch-workspaces")
 
-    def timed(name: str):
-        start = time.monotonic()
-        findings, record = rerun(name)
-        return findings, record, time.monotonic() - start
+    def run(name: str):
+        return rerun(name, workspace=experiment_workspace(name, root / name))
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(TORCH_EXPERIMENTS, pool.map(timed, TORCH_EXPERIMENTS)))
+        return dict(zip(TORCH_EXPERIMENTS, pool.map(run, TORCH_EXPERIMENTS)))
 
 
 # -- the experiments ---------------------------------------------------------------------
@@ -78,7 +63,7 @@ def torch_runs() -> dict:
 
 @pytest.mark.parametrize("name", ["clip_honest", "clip_noop", "adamw_honest"])
 def test_honest_experiment_reproduces(torch_runs: dict, name: str) -> None:
-    findings, record, _ = torch_runs[name]
+    findings, record = torch_runs[name]
     assert findings == [], [f.to_dict() for f in findings]
     assert record["reproduced"] is True
     assert record["device"] == "cpu" and record["sandbox"] == "bubblewrap"
@@ -92,13 +77,13 @@ def test_honest_experiment_reproduces(torch_runs: dict, name: str) -> None:
 
 
 def test_noop_experiment_reproduces_but_fails_the_static_audit(torch_runs: dict) -> None:
-    _, record, _ = torch_runs["clip_noop"]
+    _, record = torch_runs["clip_noop"]
     assert record["reproduced"] and record["max_rel_diff"] == {"baseline": 0.0, "idea": 0.0}
     assert "D501" in {f.rule for f in audit_path(str(EXPERIMENTS / "clip_noop" / "answer.txt")).findings}
 
 
 def test_edited_answer_fails_with_r804_and_r805(torch_runs: dict) -> None:
-    findings, record, _ = torch_runs["edited_numbers"]
+    findings, record = torch_runs["edited_numbers"]
     assert rules_of(findings) == ["R804", "R805"]
     numbers = next(f for f in findings if f.rule == "R804")
     assert numbers.pointer == "/bench_report/idea/full/per_seed" and "8 seed(s) differ" in numbers.message
@@ -110,13 +95,13 @@ def test_edited_answer_fails_with_r804_and_r805(torch_runs: dict) -> None:
 def test_fabricated_answer_passes_static_audit_but_not_the_rerun(torch_runs: dict) -> None:
     static = audit_path(str(EXPERIMENTS / "fabricated" / "answer.txt"), AuditOptions())
     assert static.status == "pass", [f.to_dict() for f in static.findings]
-    findings, record, _ = torch_runs["fabricated"]
+    findings, record = torch_runs["fabricated"]
     assert rules_of(findings) == ["R804", "R805"]
     assert record["verdict"] == "no measurable effect" and record["reproduced"] is False
 
 
 def test_shipped_report_edited_after_the_run_is_r806(torch_runs: dict) -> None:
-    findings, record, _ = torch_runs["shipped_report_differs"]
+    findings, record = torch_runs["shipped_report_differs"]
     assert rules_of(findings) == ["R806"]
     assert findings[0].pointer.startswith("/bench_report/baseline/full/")
     assert record["reproduced"] is True  # the answer itself is honest
@@ -203,7 +188,7 @@ def test_network_is_unreachable(sandboxed: bool) -> None:
 
 def test_writes_outside_the_copy_change_nothing_on_the_host(tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
-    shutil.copytree(EXPERIMENTS / "hostile_write", workspace)
+    experiment_workspace("hostile_write", workspace)
     victim = tmp_path / "victim.txt"
     victim.write_text("original\n")
     token = uuid.uuid4().hex
@@ -232,21 +217,18 @@ def test_writes_outside_the_copy_change_nothing_on_the_host(tmp_path: Path) -> N
 def test_timeout_kills_the_whole_process_tree() -> None:
     marker = f"auditor-sleep-{uuid.uuid4().hex}"
     document = _with_how_to_run("hostile_sleep", f"python3 sleep_forever.py {marker}")
-    start = time.monotonic()
     findings, record = rerun("hostile_sleep", document, timeout=3)
-    assert time.monotonic() - start < 15
     assert rules_of(findings) == ["R803"] and "timeout" in findings[0].message
     assert "sleeping forever" in findings[0].message  # the log tail
     assert record["timed_out"] is True and record["signal"] == "SIGKILL" and record["exit_code"] is None
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 30  # a bound on waiting for the kernel's reaping, not a timing claim
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_with(marker) == []
 
 
 def test_unbounded_allocation_hits_the_memory_cap() -> None:
-    start = time.monotonic()
-    findings, record = rerun("hostile_alloc", memory_bytes=512 * 1024 * 1024, timeout=60)
-    assert time.monotonic() - start < 30
-    assert rules_of(findings) == ["R803"] and record["timed_out"] is False
+    findings, record = rerun("hostile_alloc", memory_bytes=512 * MiB, timeout=60)
+    # Stopped by the cap, not by the 60 s timeout: the script's own MemoryError, exit code 1.
+    assert rules_of(findings) == ["R803"] and record["timed_out"] is False and record["exit_code"] == 1
     assert "MemoryError" in findings[0].message and "memory cap" in findings[0].message

@@ -1,4 +1,4 @@
-"""The rerun sandbox against hostile experiments: each is contained, stopped in time, and leaves nothing.
+"""The rerun sandbox against hostile experiments: each is contained, capped or stopped, and leaves nothing.
 
 Every script lives in ``fixtures/experiments/hostile_*`` and imports no torch, so
 each rerun takes a second or two (the fork bomb runs into its timeout).  Each
@@ -15,7 +15,6 @@ import json
 import os
 import re
 import select
-import shutil
 import socket
 import tempfile
 import threading
@@ -29,28 +28,12 @@ import pytest
 
 from auditor.options import AuditOptions, RerunOptions
 from auditor.rerun import run_and_compare
-from auditor.rerun.device import probe_interpreter, resolve_python
-from auditor.rerun.sandbox import find_bubblewrap, masked_dirs
+from auditor.rerun.sandbox import masked_dirs
 
-from conftest import FIXTURES, processes_with, ROOT
+from conftest import EXPERIMENTS, MiB, ROOT, experiment_workspace, load_answer, needs_bubblewrap
+from conftest import everything_said, processes_with, rules_of
 
-EXPERIMENTS = FIXTURES / "experiments"
-MiB = 1024 * 1024
-pytestmark = pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap (never skipped in CI)"
-)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def warm() -> None:
-    """Find bubblewrap and probe the interpreter (it imports torch) once, outside the timed runs."""
-    find_bubblewrap()
-    probe_interpreter(resolve_python(None))
-
-
-def load_answer(name: str) -> dict:
-    text = (EXPERIMENTS / name / "answer.txt").read_text(encoding="utf-8")
-    return json.loads(text[text.index("{") :])
+pytestmark = [needs_bubblewrap, pytest.mark.usefixtures("warm_sandbox")]
 
 
 def rerun(name: str, *, how_to_run: str | None = None, workspace: Path | None = None, **overrides):
@@ -63,18 +46,14 @@ def rerun(name: str, *, how_to_run: str | None = None, workspace: Path | None = 
     return run_and_compare(document, str(folder / "answer.txt"), RerunOptions(**overrides), AuditOptions())
 
 
-def rules_of(findings: list) -> list[str]:
-    return sorted(f.rule for f in findings)
-
-
-def everything_said(findings: list, record: dict) -> str:
-    """All the text the auditor hands on: finding messages and values, and the rerun record."""
-    return json.dumps([f.to_dict() for f in findings], ensure_ascii=False) + json.dumps(record, ensure_ascii=False)
-
-
 def assert_none_left(marker: str) -> None:
-    """No process carries ``marker`` once the rerun returned (a short grace for the kernel's reaping)."""
-    deadline = time.monotonic() + 2
+    """No process carries ``marker`` once the rerun returned (a grace for the kernel's reaping under load).
+
+    A bound on waiting, not a timing claim; it stays well below the hostile scripts' own lifetimes (the fork
+    bomb's processes exit by themselves 20 s after they start, the daemon after 60 s), so a process the
+    sandbox failed to kill is still seen.
+    """
+    deadline = time.monotonic() + 10
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_with(marker) == []
@@ -114,58 +93,38 @@ def outside_masks(path: Path) -> bool:
     return not any(str(path) == m or str(path).startswith(m + "/") for m in masked_dirs())
 
 
-@pytest.fixture
-def host_dir() -> Iterator[Path]:
-    """A fresh folder on the host outside /tmp (in the repository), removed afterwards."""
-    folder = ROOT / f".adversarial-{uuid.uuid4().hex[:8]}"
-    folder.mkdir(mode=0o755)
-    os.chmod(folder, 0o755)
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 # -- processes ------------------------------------------------------------------------------
 
 
-def test_fork_bomb_is_capped_killed_in_time_and_leaves_nothing() -> None:
+def test_fork_bomb_is_capped_killed_at_the_timeout_and_leaves_nothing() -> None:
     marker = f"auditor-forkbomb-{uuid.uuid4().hex}"
     cap, timeout = 48, 5
-    start = time.monotonic()
     with sampled(lambda: len(processes_with(marker))) as counts:
         findings, record = rerun("hostile_forkbomb", how_to_run=f"python3 fork_bomb.py {marker} 20",
                                  timeout=timeout, max_processes=cap)
-    elapsed = time.monotonic() - start
     assert record["limits"]["processes"] == cap, "the process cap must hold here (see the README's security model)"
     # bwrap's launcher and its pid 1 carry the marker too but are not the sandbox user's processes.
     assert cap // 2 <= max(counts) <= cap + 2, counts
-    assert rules_of(findings) == ["R803"] and record["timed_out"] is True
+    assert rules_of(findings) == ["R803"] and record["timed_out"] is True and record["signal"] == "SIGKILL"
     message = findings[0].message
     assert "timeout" in message and "fork refused" in message and "--max-processes" in message, message
-    assert elapsed < timeout + 4
     assert_none_left(marker)
 
 
 def test_daemon_does_not_outlive_the_run() -> None:
     marker = f"auditor-daemon-{uuid.uuid4().hex}"
-    start = time.monotonic()
     findings, record = rerun("hostile_daemon", how_to_run=f"python3 spawn_daemon.py {marker}", timeout=20)
-    elapsed = time.monotonic() - start
-    # The daemon held the output pipes open: the auditor did not wait for it.
-    assert elapsed < 5, elapsed
+    # The daemon held the output pipes open for 60 s: had the auditor waited for them, the 20 s timeout would
+    # have ended the run.  It ended with the script: exit code 0, no timeout.
+    assert record["timed_out"] is False and record["signal"] is None
     assert rules_of(findings) == ["R807"] and record["exit_code"] == 0
     assert f"daemon {marker} started" in findings[0].message
     assert_none_left(marker)
 
 
-def test_timeout_kills_within_a_second_or_two() -> None:
+def test_timeout_kills_the_run_with_sigkill_and_leaves_nothing() -> None:
     marker = f"auditor-sleep-{uuid.uuid4().hex}"
-    timeout = 2
-    start = time.monotonic()
-    findings, record = rerun("hostile_sleep", how_to_run=f"python3 sleep_forever.py {marker}", timeout=timeout)
-    late = time.monotonic() - start - timeout
-    assert late < 2, f"returned {late:.2f} s after the timeout"
+    findings, record = rerun("hostile_sleep", how_to_run=f"python3 sleep_forever.py {marker}", timeout=2)
     assert rules_of(findings) == ["R803"] and record["timed_out"] and record["signal"] == "SIGKILL"
     assert "2 s timeout" in findings[0].message
     assert_none_left(marker)
@@ -175,9 +134,7 @@ def test_timeout_kills_within_a_second_or_two() -> None:
 
 
 def test_unbounded_allocation_is_stopped_by_the_memory_cap() -> None:
-    start = time.monotonic()
     findings, record = rerun("hostile_alloc", memory_bytes=256 * MiB, timeout=30)
-    assert time.monotonic() - start < 15
     assert rules_of(findings) == ["R803"] and not record["timed_out"] and record["exit_code"] == 1
     assert "MemoryError" in findings[0].message
     assert "the memory cap is 256 MiB, --memory" in findings[0].message
@@ -207,11 +164,8 @@ def test_filling_the_disk_stops_at_the_cap_and_spares_the_host() -> None:
 
 def test_printing_gigabytes_is_cut_at_the_output_cap_in_bounded_memory() -> None:
     rss_before = rss_bytes()
-    start = time.monotonic()
     with sampled(rss_bytes) as rss:
         findings, record = rerun("hostile_print", timeout=60)  # prints 2 GiB; the cap is 1 GiB
-    elapsed = time.monotonic() - start
-    assert elapsed < 20, elapsed
     assert rules_of(findings) == ["R803"] and record["output_capped"] is True and not record["timed_out"]
     assert 1024 * MiB < record["output_bytes"] < 1100 * MiB, record["output_bytes"]
     message = findings[0].message
@@ -245,7 +199,7 @@ def test_sockets_reach_nothing_on_the_host(tmp_path: Path, host_dir: Path) -> No
             os.chmod(path, 0o777 if kind == "open" else 0o700)
         listeners.append(server)
     workspace = tmp_path / "workspace"
-    shutil.copytree(EXPERIMENTS / "hostile_sockets", workspace)
+    experiment_workspace("hostile_sockets", workspace)
     targets = {"tcp": tcp.getsockname(), "udp": udp.getsockname(), "unix": list(unix_paths.values())}
     (workspace / "targets.json").write_text(json.dumps(targets))
     try:
@@ -282,7 +236,7 @@ def test_host_secrets_stay_unreadable(tmp_path: Path, host_dir: Path) -> None:
     except OSError:
         shadow_text = ""
     workspace = tmp_path / "workspace"
-    shutil.copytree(EXPERIMENTS / "hostile_read", workspace)
+    experiment_workspace("hostile_read", workspace)
     targets = [str(shadow), "/root", str(Path.home()), str(home_file), str(private_file)]
     (workspace / "targets.json").write_text(json.dumps(targets))
     try:
@@ -308,7 +262,7 @@ def test_host_secrets_stay_unreadable(tmp_path: Path, host_dir: Path) -> None:
 def test_writes_to_tmp_home_and_dev_change_nothing_on_the_host(tmp_path: Path, host_dir: Path) -> None:
     token = uuid.uuid4().hex
     workspace = tmp_path / "workspace"
-    shutil.copytree(EXPERIMENTS / "hostile_write", workspace)
+    experiment_workspace("hostile_write", workspace)
     targets = [
         f"/tmp/auditor-escaped-{token}",
         os.path.join(os.path.expanduser("~"), f".auditor-escaped-{token}"),

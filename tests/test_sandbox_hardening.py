@@ -18,7 +18,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,21 +30,10 @@ import pytest
 
 from auditor.options import AuditOptions, RerunOptions
 from auditor.rerun import cgroup, run_and_compare, sandbox, seccomp
-from auditor.rerun.device import probe_interpreter, resolve_python
 
-from conftest import FIXTURES, ROOT
+from conftest import MiB, load_answer, needs_bubblewrap
 
-EXPERIMENTS = FIXTURES / "experiments"
-MiB = 1024 * 1024
-pytestmark = pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap (never skipped in CI)"
-)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def warm() -> None:
-    sandbox.find_bubblewrap()
-    probe_interpreter(resolve_python(None))
+pytestmark = [needs_bubblewrap, pytest.mark.usefixtures("warm_sandbox")]
 
 
 @pytest.fixture
@@ -63,18 +51,6 @@ def outcomes(monkeypatch: pytest.MonkeyPatch) -> list:
     return seen
 
 
-@pytest.fixture
-def host_dir() -> Iterator[Path]:
-    """A fresh folder on the host outside /tmp (in the repository), removed afterwards."""
-    folder = ROOT / f".hardening-{uuid.uuid4().hex[:8]}"
-    folder.mkdir(mode=0o755)
-    os.chmod(folder, 0o755)
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def run_script(tmp_path: Path, source: str, *, data: object = None, args: str = "", **overrides):
     """Rerun ``source`` as ``python3 hostile.py [args]``, with ``data`` in data.json beside it."""
     workspace = tmp_path / "workspace"
@@ -84,8 +60,7 @@ def run_script(tmp_path: Path, source: str, *, data: object = None, args: str = 
     if data is not None:
         (workspace / "data.json").write_text(json.dumps(data))
         files.append("data.json")
-    text = (EXPERIMENTS / "no_report" / "answer.txt").read_text(encoding="utf-8")
-    document = json.loads(text[text.index("{") :])
+    document = load_answer("no_report")
     document.update(how_to_run=f"python3 hostile.py {args}".strip(), files=files)
     overrides.setdefault("device", "cpu")
     overrides.setdefault("timeout", 30)

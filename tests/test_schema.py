@@ -377,4 +377,7 @@ def test_whatever_the_schema_accepts_the_models_accept(which, data, value, delet
     document = edited(which, _set(path, _DELETE if delete else copy.deepcopy(value)))
     findings = validate(document)
     if not any(f.severity is Severity.ERROR for f in findings):
-        build_models(document)  # must not raise
+        answer, report, pointer = build_models(document)
+        assert answer is not None and pointer == "/bench_report" and report is answer.bench_report
+        assert answer.model_dump(exclude_unset=True) == document  # every value as written, none added or lost
+        assert isinstance(report.idea, TunedArm) == ("full" in document["bench_report"]["idea"])

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 from .. import __version__
-from ..audit import STATUS_ERROR, STATUS_FAIL, STATUS_PASS, AuditResult
+from ..result import AuditResult, Status
 from .safe import clean, clean_result
 
 
@@ -39,12 +39,7 @@ class Run:
     @property
     def summary(self) -> dict[str, int]:
         statuses = [r.status for r in self.results]
-        return {
-            "files": len(statuses),
-            "pass": statuses.count(STATUS_PASS),
-            "fail": statuses.count(STATUS_FAIL),
-            "error": statuses.count(STATUS_ERROR),
-        }
+        return {"files": len(statuses), **{status.value: statuses.count(status) for status in Status}}
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -56,6 +51,15 @@ class Run:
             out["cross"] = self.cross.to_dict()
         out["config"] = self.config
         return out
+
+
+def display(value: Any) -> str:
+    """A claimed or recomputed value for a person: floats to 6 significant digits, None as a dash."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
 
 
 Writer = Callable[[Run, TextIO], None]

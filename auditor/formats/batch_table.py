@@ -14,14 +14,14 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..audit import STATUS_ERROR, STATUS_FAIL, AuditResult
 from ..findings import Severity, all_rules
+from ..result import AuditResult, Status
 from ..verdicts import Verdict, classify_verdict
 from . import Run
 
-STATUS_STYLE = {"pass": "green", "fail": "bold red", "error": "bold magenta"}
+STATUS_STYLE = {Status.PASS: "green", Status.FAIL: "bold red", Status.ERROR: "bold magenta"}
 # Failures first, then transcripts that could not be audited, then passes.
-STATUS_ORDER = {STATUS_FAIL: 0, STATUS_ERROR: 1}
+STATUS_ORDER = {Status.FAIL: 0, Status.ERROR: 1}
 # "better"/"worse" are always the significant verdicts; "none" is "no measurable effect".
 SHORT_VERDICT = {Verdict.BETTER: "better", Verdict.WORSE: "worse", Verdict.NONE: "none"}
 TOP_RULES = 5
@@ -49,7 +49,7 @@ def _codes(result: AuditResult) -> str:
 
 
 def _rules_cell(result: AuditResult) -> str:
-    known = result.extra.get("baselined")
+    known = result.baselined
     return f"{_codes(result)} (+{known} known)".lstrip() if known else _codes(result)
 
 
@@ -113,7 +113,7 @@ def _totals(run: Run) -> Text:
         (f"{s['error']} error", "magenta" if s["error"] else ""),
         f" · {errors} errors, {warnings} warnings",
     )
-    known = sum(r.extra.get("baselined", 0) for r in run.results)
+    known = sum(r.baselined for r in run.results)
     if known:
         text.append(f" · {known} known findings hidden by the baseline", style="dim")
     return text

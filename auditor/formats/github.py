@@ -8,10 +8,10 @@ and ``,``.
 
 from __future__ import annotations
 
-import os
 from typing import TextIO
 
 from ..findings import Finding, Severity
+from ..paths import portable
 from . import Run
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -25,13 +25,9 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _file(source: str) -> str:
-    return os.path.normpath(source).replace(os.sep, "/") if source != "-" else "stdin"
-
-
 def annotation(source: str, f: Finding) -> str:
     where = f.pointer or "(whole input)"
-    properties = f"file={escape_property(_file(source))},title={escape_property(f.rule)}"
+    properties = f"file={escape_property(portable(source))},title={escape_property(f.rule)}"
     return f"::{COMMAND[f.severity]} {properties}::{escape_data(f'{where}: {f.message}')}"
 
 

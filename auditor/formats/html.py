@@ -11,9 +11,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any, TextIO
 
-from ..audit import AuditResult
 from ..findings import Severity, get_rule
-from . import Run
+from ..result import AuditResult, Status
+from . import Run, display
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -32,11 +32,7 @@ summary{cursor:pointer} .muted{color:#57606a}
 
 
 def _num(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return escape(str(value))
+    return escape(display(value))
 
 
 def _value_cell(value: Any) -> str:
@@ -106,7 +102,7 @@ def _findings(result: AuditResult) -> str:
 
 
 def _transcript(index: int, result: AuditResult) -> str:
-    opened = " open" if result.status != "pass" else ""
+    opened = " open" if result.status is not Status.PASS else ""
     rerun = ""
     if result.rerun:
         rr = result.rerun

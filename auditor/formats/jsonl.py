@@ -9,18 +9,82 @@ summary: ``{"summary": {...}, "cross": {...}, "late_findings": [...]}``, where
 ``late_findings`` are the cross-answer findings (X9xx) that could only be
 known after every line above was written, each with its ``source``, and
 ``config``, the configuration file the run read (null when none).
+
+The module owns the line format both ways: :func:`record` and
+:func:`from_record` convert a result, and :func:`resume_from` reads the
+results of an interrupted run back for ``--resume``.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Iterable, TextIO
 
-from ..audit import AuditResult
-from ..batch import record
+from ..atomic import atomic_write
+from ..errors import UsageError
 from ..findings import Finding
+from ..paths import key
+from ..result import AuditResult
 from . import Run
 from .safe import clean, clean_finding, clean_result
+
+
+def record(result: AuditResult) -> dict[str, Any]:
+    """One jsonl line: the JSON contract's result, plus the facts the cross checks
+    need so that ``--resume`` can still run them over the whole batch."""
+    data = result.to_dict()
+    if result.cross is not None:
+        data["cross"] = result.cross
+    return data
+
+
+def from_record(data: dict[str, Any]) -> AuditResult:
+    """The inverse of :func:`record` (findings, recomputed, claimed, rerun, cross facts)."""
+    return AuditResult(
+        source=data["source"],
+        status=data["status"],
+        findings=tuple(Finding.from_dict(f) for f in data.get("findings", [])),
+        recomputed=data.get("recomputed"),
+        claimed=data.get("claimed"),
+        rerun=data.get("rerun"),
+        cross=data.get("cross"),
+    )
+
+
+def _parse_line(line: str) -> AuditResult | None:
+    try:
+        data = json.loads(line)
+        if isinstance(data, dict) and isinstance(data.get("source"), str) and "status" in data:
+            return from_record(data)
+    except (ValueError, KeyError, TypeError):
+        pass  # a line cut short by an interrupt, or not a result: audited again
+    return None
+
+
+def resume_from(path: str | Path) -> dict[str, AuditResult]:
+    """Results already in a jsonl file, by normalised source (:func:`auditor.paths.key`).
+
+    The file is rewritten (atomically) with only its complete result lines,
+    one per source: a line cut short by an interrupt and the summary line of
+    an earlier run go, so appending the rest yields no duplicates.
+    """
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot resume from {path}: {exc}") from None
+    done: dict[str, AuditResult] = {}
+    kept: dict[str, str] = {}
+    for line in lines:
+        result = _parse_line(line)
+        if result is not None:
+            source = key(result.source)
+            done[source], kept[source] = result, line
+    atomic_write(path, "".join(line + "\n" for line in kept.values()))
+    return done
 
 
 def _dumps(data: Any) -> str:

@@ -12,8 +12,8 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
-from ..audit import STATUS_ERROR, STATUS_FAIL, AuditResult
 from ..findings import Severity
+from ..result import AuditResult, Status
 from . import Run
 
 # Characters XML 1.0 cannot carry even escaped; an answer's text may hold them.
@@ -35,9 +35,9 @@ def _counts(result: AuditResult) -> str:
 
 def _testcase(result: AuditResult) -> ET.Element:
     case = ET.Element("testcase", classname="auditor", name=_clean(result.source), time="0")
-    if result.status == STATUS_FAIL:
+    if result.status is Status.FAIL:
         ET.SubElement(case, "failure", message=_counts(result), type="auditor.fail").text = _findings_text(result)
-    elif result.status == STATUS_ERROR:
+    elif result.status is Status.ERROR:
         first = result.findings[0].message if result.findings else "could not be audited"
         ET.SubElement(case, "error", message=_clean(first), type="auditor.error").text = _findings_text(result)
     elif result.findings:

@@ -22,7 +22,7 @@ do the same in one character, and bidi overrides reorder what is shown
 
 Honest text (any printable Unicode, tabs, newlines) comes back unchanged,
 the same object.  :func:`clean_result` applies it to every string of an
-:class:`~auditor.audit.AuditResult` and :func:`clean_value` to any JSON value
+:class:`~auditor.result.AuditResult` and :func:`clean_value` to any JSON value
 (keys included), leaving numbers, booleans and null as they are.  The output
 layer applies it where data enters it: :class:`~auditor.formats.Run` cleans its
 results when it is built (every format renders a Run), and the jsonl stream
@@ -36,8 +36,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..audit import AuditResult
     from ..findings import Finding
+    from ..result import AuditResult
 
 # Anything clean() would change: the fast path returns the text itself when none occurs.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -94,7 +94,7 @@ def clean_finding(f: "Finding") -> "Finding":
 
 
 def clean_result(result: "AuditResult") -> "AuditResult":
-    """``result`` with its source, findings, tables, rerun record and extras cleaned."""
+    """``result`` with its source, findings, tables, rerun record, cross facts and log path cleaned."""
     return replace(
         result,
         source=clean(result.source),
@@ -102,5 +102,6 @@ def clean_result(result: "AuditResult") -> "AuditResult":
         recomputed=clean_value(result.recomputed),
         claimed=clean_value(result.claimed),
         rerun=clean_value(result.rerun),
-        extra=clean_value(result.extra),
+        cross=clean_value(result.cross),
+        log=clean_value(result.log),
     )

@@ -17,9 +17,10 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from .. import __version__
-from ..audit import AuditResult
 from ..baseline import fingerprint
 from ..findings import Finding, Rule, Severity, all_rules
+from ..paths import portable
+from ..result import AuditResult
 from . import Run
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -28,8 +29,6 @@ LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "n
 
 def artifact_uri(source: str) -> str:
     """The transcript as a relative URI with forward slashes (absolute paths under the cwd made relative)."""
-    if source == "-":
-        return "stdin"
     path = source
     if os.path.isabs(path):
         try:
@@ -38,7 +37,7 @@ def artifact_uri(source: str) -> str:
             return Path(path).as_uri()
         if path.startswith(".."):
             return Path(source).as_uri()
-    return quote(os.path.normpath(path).replace(os.sep, "/"))
+    return quote(portable(path))  # "-" is "stdin"
 
 
 def _rule_descriptor(rule: Rule) -> dict[str, Any]:

@@ -17,11 +17,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..audit import AuditResult
 from ..findings import Severity
-from . import Run
+from ..result import AuditResult, Status
+from . import Run, display
 
-_STATUS_STYLE = {"pass": "bold green", "fail": "bold red", "error": "bold magenta"}
+_STATUS_STYLE = {Status.PASS: "bold green", Status.FAIL: "bold red", Status.ERROR: "bold magenta"}
 _SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 # (label, claimed key, recomputed key, pointer suffix whose error findings mark the row wrong)
@@ -32,14 +32,6 @@ _ROWS = (
     ("mde", "mde", "mde", "/comparison/mde"),
     ("verdict", "verdict", "verdict", "/comparison/verdict"),
 )
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
 
 
 def _comparison_table(result: AuditResult) -> Table:
@@ -56,10 +48,10 @@ def _comparison_table(result: AuditResult) -> Table:
             c = None if c is None else f"{c}/{claimed.get('n_pairs', '?')}"
             r = None if r is None else f"{r}/{recomputed.get('n_pairs', '?')}"
         if label == "p_value" and r is not None:
-            r = f"{_fmt(r)} ({recomputed.get('p_value_method', 'exact')})"
+            r = f"{display(r)} ({recomputed.get('p_value_method', 'exact')})"
         bad = any(p.endswith(suffix) for p in wrong)
         mark = Text("✗", style="red") if bad else Text("✓", style="green") if c is not None else Text("")
-        table.add_row(label, Text(_fmt(c)), Text(_fmt(r)), mark)
+        table.add_row(label, Text(display(c)), Text(display(r)), mark)
     return table
 
 
@@ -94,7 +86,7 @@ def _panel(result: AuditResult) -> Panel:
         parts.append(
             Text(
                 f"rerun: {'reproduced' if rr.get('reproduced') else 'NOT reproduced'} on "
-                f"{rr.get('device', '?')} in {_fmt(rr.get('seconds'))} s (exit {rr.get('exit_code')})"
+                f"{rr.get('device', '?')} in {display(rr.get('seconds'))} s (exit {rr.get('exit_code')})"
                 if ran else "rerun: NOT reproduced (nothing was run)",
                 style="green" if rr.get("reproduced") else "red",
             )
@@ -126,7 +118,7 @@ def write(run: Run, stream: TextIO) -> None:
         return
     from .batch_table import batch_report
 
-    failing = [r for r in run.results if r.status != "pass"]
+    failing = [r for r in run.results if r.status is not Status.PASS]
     for result in failing[:DETAILED_FAILURES]:
         console.print(_panel(result))
     if len(failing) > DETAILED_FAILURES:

@@ -20,8 +20,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..findings import Finding, finding
+from ..findings import Finding
 from ..options import AuditOptions, RerunOptions
+from ..rules.rerun import R801, R802, R803, R806, R807
 from . import compare, sandbox
 from .command import Command, CommandRefused, parse_how_to_run
 from .device import DeviceUnavailable, choose_device, interpreter_refusal, probe_interpreter, resolve_python
@@ -53,8 +54,8 @@ def run_and_compare(
     say = progress or rerun.progress or (lambda _message: None)
     record = _empty_record(rerun)
     if not isinstance(document, dict) or not document.get("how_to_run"):
-        return [finding("R802", "the answer has no how_to_run: there is no command to rerun",
-                        pointer="/how_to_run")], record
+        return [R802.finding("the answer has no how_to_run: there is no command to rerun",
+                             pointer="/how_to_run")], record
     findings: list[Finding] = []
     command = _parse_command(document["how_to_run"], findings)
     ws = _check_workspace(document, transcript_path, rerun, command, findings, options)
@@ -92,7 +93,7 @@ def _parse_command(how_to_run: object, findings: list[Finding]) -> Command | Non
     try:
         return parse_how_to_run(how_to_run)
     except CommandRefused as exc:
-        findings.append(finding("R802", f"{exc}; nothing was run", pointer="/how_to_run", claimed=how_to_run))
+        findings.append(R802.finding(f"{exc}; nothing was run", pointer="/how_to_run", claimed=how_to_run))
         return None
 
 
@@ -100,8 +101,8 @@ def _check_workspace(document: dict, transcript_path: str | None, rerun: RerunOp
                      findings: list[Finding], options: AuditOptions) -> Workspace | None:
     root = workspace_root(transcript_path, rerun.workspace)
     if root is None:
-        findings.append(finding("R801", "the transcript was read from stdin, so its files cannot be found; "
-                                "pass --workspace", pointer="/files"))
+        findings.append(R801.finding("the transcript was read from stdin, so its files cannot be found; "
+                                     "pass --workspace", pointer="/files"))
         return None
     ws = collect_files(root, document.get("files"), command.script if command else None,
                        owner=owner_of(transcript_path, root))
@@ -120,13 +121,13 @@ def _shipped_report_finding(document: dict, ws: Workspace, options: AuditOptions
     """
     size = ws.sizes.get(REPORT_NAME, 0)
     if isinstance(document.get("bench_report"), dict) and size > options.max_bytes:
-        return finding("R806", f"the shipped {REPORT_NAME} is {size} bytes, over the {options.max_bytes}-byte limit",
-                       pointer="/bench_report")
+        return R806.finding(f"the shipped {REPORT_NAME} is {size} bytes, over the {options.max_bytes}-byte limit",
+                            pointer="/bench_report")
     try:
         stage = copy_for_run(ws, names=[REPORT_NAME])
     except OSError as exc:
-        return finding("R801", f"the shipped {REPORT_NAME} could not be read: {exc.strerror or exc}",
-                       pointer="/files", claimed=REPORT_NAME)
+        return R801.finding(f"the shipped {REPORT_NAME} could not be read: {exc.strerror or exc}",
+                            pointer="/files", claimed=REPORT_NAME)
     try:
         return compare.shipped_report_finding(document, stage / REPORT_NAME, options)
     finally:
@@ -135,7 +136,7 @@ def _shipped_report_finding(document: dict, ws: Workspace, options: AuditOptions
 
 def _blocking(findings: list[Finding]) -> bool:
     """Refusals block the run, and so does any missing file but the report the run rewrites."""
-    return any(f.rule == "R802" or (f.rule == "R801" and f.claimed != REPORT_NAME) for f in findings)
+    return any(f.rule == R802.code or (f.rule == R801.code and f.claimed != REPORT_NAME) for f in findings)
 
 
 def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOptions, options: AuditOptions,
@@ -145,12 +146,12 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
     record.update(python=python)
     refusal = interpreter_refusal(python, ws.roots)
     if refusal is not None:
-        return [finding("R802", refusal, pointer="/how_to_run", claimed=python)]
+        return [R802.finding(refusal, pointer="/how_to_run", claimed=python)]
     say(f"rerun: asking {python} for torch and its devices (in the sandbox)")
     interpreter = probe_interpreter(python, bwrap, _limits(rerun, options, "AS"))
     refusal = interpreter_refusal(python, ws.roots, interpreter)
     if refusal is not None:
-        return [finding("R802", refusal, pointer="/how_to_run", claimed=python)]
+        return [R802.finding(refusal, pointer="/how_to_run", claimed=python)]
     device = choose_device(rerun.device, interpreter)
     argv = command.argv(python)
     limits = _limits(rerun, options, device.memory_resource)
@@ -160,8 +161,8 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
     try:
         stage = copy_for_run(ws, rerun.timeout)
     except OSError as exc:
-        return [finding("R801", f"the workspace files could not be copied for the run: {exc.strerror or exc}",
-                        pointer="/files")]
+        return [R801.finding(f"the workspace files could not be copied for the run: {exc.strerror or exc}",
+                             pointer="/files")]
     try:
         experiment = sandbox.Experiment(
             python=python, command=argv, stage=stage, report_name=REPORT_NAME, device_env=device.env,
@@ -220,8 +221,8 @@ def _failure_finding(outcome: Outcome, limits: sandbox.Limits, bwrap: sandbox.Bu
     else:
         what = f"exited with code {outcome.exit_code}"
     what += _cap_hint(_log_tail(outcome), limits, bwrap, outcome.confinement)
-    return finding("R803", _with_tail(f"the rerun {what} after {outcome.seconds:.1f} s", outcome),
-                   pointer="/how_to_run", claimed=outcome.exit_code, recomputed=outcome.signal)
+    return R803.finding(_with_tail(f"the rerun {what} after {outcome.seconds:.1f} s", outcome),
+                        pointer="/how_to_run", claimed=outcome.exit_code, recomputed=outcome.signal)
 
 
 def _cap_hint(
@@ -285,7 +286,7 @@ def _compare(document: dict, outcome: Outcome, rerun: RerunOptions, options: Aud
     report, source = _rerun_report(outcome, options)
     if report is None:
         message = _with_tail(f"the rerun exited 0 but {REPORT_NAME} {source}", outcome)
-        return [finding("R807", message, pointer="/how_to_run")]
+        return [R807.finding(message, pointer="/how_to_run")]
     claimed = document.get("bench_report") if isinstance(document.get("bench_report"), dict) else {}
     claim_device = compare.claimed_device(document)
     rtol = compare.choose_rtol(rerun.rtol, claim_device, record["device"])

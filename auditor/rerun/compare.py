@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from ..findings import Finding, finding
-from ..model import join_pointer
+from ..findings import Finding
+from ..model import REPORT_NAME, is_number, join_pointer
 from ..options import AuditOptions
+from ..rules.rerun import R804, R805, R806
 from ..stats import NonFiniteStatistics, recompute
 from ..verdicts import Verdict, classify_verdict
 
@@ -147,13 +148,9 @@ def per_seed_values(report: dict[str, Any], arm: str) -> tuple[list[float] | Non
     return out, pointer, None
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def as_finite_float(value: Any) -> float | None:
     """``value`` as a finite float; None for non-numbers, NaN, infinities and integers past the float range."""
-    if not _is_number(value):
+    if not is_number(value):
         return None
     try:
         number = float(value)
@@ -226,11 +223,10 @@ def numbers_finding(cmp: ArmComparison, rtol: float) -> Finding | None:
     if cmp.reproduced:
         return None
     if cmp.problem is not None:
-        return finding("R804", f"{cmp.problem}: the rerun does not reproduce the claim", pointer=cmp.pointer)
+        return R804.finding(f"{cmp.problem}: the rerun does not reproduce the claim", pointer=cmp.pointer)
     shown = "; ".join(f"seed {i}: claimed {c:.10g}, rerun {r:.10g}" for i, c, r in cmp.differing[:SHOWN])
     more = f"; and {len(cmp.differing) - SHOWN} more" if len(cmp.differing) > SHOWN else ""
-    return finding(
-        "R804",
+    return R804.finding(
         f"{cmp.arm}: {len(cmp.differing)} seed(s) differ from the rerun beyond rtol {rtol:g} "
         f"(max relative difference {cmp.max_rel_diff:.3g}): {shown}{more}",
         pointer=cmp.pointer,
@@ -268,8 +264,7 @@ def verdict_finding(claimed: dict[str, Any], verdict: Verdict | None) -> Finding
     claimed_verdict = classify_verdict(claimed_text)
     if verdict is None or claimed_verdict is None or claimed_verdict is verdict:
         return None
-    return finding(
-        "R805",
+    return R805.finding(
         f"the answer claims {claimed_text!r}, but the rerun's numbers give {verdict.value!r}",
         pointer="/bench_report/comparison/verdict",
         claimed=claimed_text,
@@ -296,7 +291,7 @@ def json_differences(a: Any, b: Any, pointer: str, out: list[tuple[str, Any, Any
             out.append((pointer, f"{len(a)} items", f"{len(b)} items"))
         for index, (x, y) in enumerate(zip(a, b)):
             json_differences(x, y, f"{pointer}/{index}", out, limit)
-    elif _is_number(a) and _is_number(b):
+    elif is_number(a) and is_number(b):
         if not same_number(a, b):
             out.append((pointer, a, b))
     elif a != b or type(a) is not type(b):
@@ -321,16 +316,15 @@ def shipped_report_finding(document: dict[str, Any], shipped: Path, options: Aud
         return None
     value, problem = read_json_file(shipped, options.max_bytes)
     if problem is not None:
-        return finding("R806", f"the shipped bench_report.json {problem}", pointer="/bench_report")
+        return R806.finding(f"the shipped {REPORT_NAME} {problem}", pointer="/bench_report")
     report = as_report(value)
     diffs: list[tuple[str, Any, Any]] = []
     json_differences(embedded, report if report is not None else value, "/bench_report", diffs)
     if not diffs:
         return None
     shown = "; ".join(f"{p}: answer {_shown(x)}, file {_shown(y)}" for p, x, y in diffs[:SHOWN])
-    return finding(
-        "R806",
-        f"the bench_report.json shipped in the workspace differs from the answer's bench_report "
+    return R806.finding(
+        f"the {REPORT_NAME} shipped in the workspace differs from the answer's bench_report "
         f"in {len(diffs)}{'+' if len(diffs) >= 50 else ''} place(s): {shown}",
         pointer=diffs[0][0],
         claimed=diffs[0][1],

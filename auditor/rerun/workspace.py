@@ -50,13 +50,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..findings import Finding, finding
+from ..findings import Finding
+from ..model import REPORT_NAME  # the report the script writes
+from ..rules.rerun import R801, R802
 from .command import CommandRefused, relative_name
 from .sandbox import MASKED_DIRS, masked_dirs
 
-# The report the script writes.  The shipped copy is left out of the run's
-# copy, so a script that writes nothing cannot pass off the old file as new.
-REPORT_NAME = "bench_report.json"
+# The shipped REPORT_NAME is left out of the run's copy, so a script that
+# writes nothing cannot pass off the old file as new.
 MAX_FILES = 10_000
 MAX_WORKSPACE_BYTES = 2 * 1024**3
 # Never a workspace, nor any folder below them: pseudo file systems whose
@@ -203,14 +204,14 @@ def collect_files(root: Path, names: object, script: str | None, *, owner: Owner
     try:
         real_root = root.resolve(strict=True)
     except OSError:
-        ws.findings.append(finding("R801", f"workspace folder {str(root)!r} does not exist", pointer="/files"))
+        ws.findings.append(R801.finding(f"workspace folder {str(root)!r} does not exist", pointer="/files"))
         return ws
     ws.root = real_root
     ws.owner = owner = owner or owner_of(None, real_root)
     why = refused_workspace(root, real_root, owner)
     if why is not None:
-        ws.findings.append(finding(
-            "R802", f"the workspace {str(root)!r} is {why}: an answer's files are never looked up there, and "
+        ws.findings.append(R802.finding(
+            f"the workspace {str(root)!r} is {why}: an answer's files are never looked up there, and "
             "nothing was run; pass --workspace with the experiment's own folder",
             pointer="/files", claimed=str(root), recomputed=str(real_root)))
         return ws
@@ -227,14 +228,14 @@ def collect_files(root: Path, names: object, script: str | None, *, owner: Owner
         try:
             fd, info = open_checked(real_root, source, owner, name)
         except _Refused as exc:
-            ws.findings.append(finding("R802", str(exc), pointer=pointer, claimed=name))
+            ws.findings.append(R802.finding(str(exc), pointer=pointer, claimed=name))
             continue
         except FileNotFoundError:  # a dangling symlink inside the workspace
-            ws.findings.append(finding("R801", f"{name!r} is a broken link", pointer=pointer, claimed=name))
+            ws.findings.append(R801.finding(f"{name!r} is a broken link", pointer=pointer, claimed=name))
             continue
         except OSError as exc:
-            ws.findings.append(finding("R801", f"{name!r} cannot be opened ({exc.strerror or exc})",
-                                       pointer=pointer, claimed=name))
+            ws.findings.append(R801.finding(f"{name!r} cannot be opened ({exc.strerror or exc})",
+                                            pointer=pointer, claimed=name))
             continue
         os.close(fd)
         ws.files[name] = source
@@ -243,9 +244,9 @@ def collect_files(root: Path, names: object, script: str | None, *, owner: Owner
         total += file_cost(info)
     if total > MAX_WORKSPACE_BYTES:
         ws.findings.append(
-            finding("R802", f"the files add up to {total} bytes (apparent size or allocated blocks, whichever is "
-                    f"larger), over the {MAX_WORKSPACE_BYTES}-byte limit", pointer="/files", claimed=total,
-                    recomputed=MAX_WORKSPACE_BYTES)
+            R802.finding(f"the files add up to {total} bytes (apparent size or allocated blocks, whichever is "
+                         f"larger), over the {MAX_WORKSPACE_BYTES}-byte limit", pointer="/files", claimed=total,
+                         recomputed=MAX_WORKSPACE_BYTES)
         )
     return ws
 
@@ -260,11 +261,11 @@ def _named_entries(names: object, ws: Workspace) -> list[tuple[str, str]]:
     if names is None:
         return []
     if not isinstance(names, list):
-        ws.findings.append(finding("R802", "files is not a list of file names", pointer="/files"))
+        ws.findings.append(R802.finding("files is not a list of file names", pointer="/files"))
         return []
     if len(names) > MAX_FILES:
-        ws.findings.append(finding("R802", f"files lists {len(names)} entries; at most {MAX_FILES} are copied",
-                                   pointer="/files"))
+        ws.findings.append(R802.finding(f"files lists {len(names)} entries; at most {MAX_FILES} are copied",
+                                        pointer="/files"))
         return []
     entries: list[tuple[str, str]] = []
     for index, name in enumerate(names):
@@ -272,7 +273,7 @@ def _named_entries(names: object, ws: Workspace) -> list[tuple[str, str]]:
         try:
             entries.append((relative_name(name), pointer))
         except CommandRefused as exc:
-            ws.findings.append(finding("R802", str(exc), pointer=pointer, claimed=name))
+            ws.findings.append(R802.finding(str(exc), pointer=pointer, claimed=name))
     return entries
 
 
@@ -280,17 +281,17 @@ def _resolve_inside(root: Path, name: str, pointer: str, ws: Workspace) -> Path 
     """The real path of ``root/name`` if it lies inside ``root`` (not yet opened)."""
     candidate = root / name
     if not os.path.lexists(candidate):
-        ws.findings.append(finding("R801", f"{name!r} is not in the workspace {str(root)!r}", pointer=pointer,
-                                   claimed=name))
+        ws.findings.append(R801.finding(f"{name!r} is not in the workspace {str(root)!r}", pointer=pointer,
+                                        claimed=name))
         return None
     real = candidate.resolve()
     if real == root:
-        ws.findings.append(finding("R802", f"{name!r} is not a regular file; list the files themselves",
-                                   pointer=pointer, claimed=name))
+        ws.findings.append(R802.finding(f"{name!r} is not a regular file; list the files themselves",
+                                        pointer=pointer, claimed=name))
         return None
     if not real.is_relative_to(root):
-        ws.findings.append(finding("R802", f"{name!r} leads outside the workspace (to {str(real)!r})",
-                                   pointer=pointer, claimed=name, recomputed=str(real)))
+        ws.findings.append(R802.finding(f"{name!r} leads outside the workspace (to {str(real)!r})",
+                                        pointer=pointer, claimed=name, recomputed=str(real)))
         return None
     return real
 

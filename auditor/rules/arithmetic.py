@@ -12,11 +12,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..context import AuditContext
-from ..findings import Finding, Severity, check, finding
+from ..findings import Finding, Severity, check_rule
 from ..model import ArmView, SweepEntry
 from ..precision import agrees, mean_noise
 from ..stats import RTOL_VALUES, ArmSummary, std_ddof_matching, values_close
-from . import arithmetic_inference  # noqa: F401  (registers A307-A310)
 
 # Offending per-seed indices quoted in one message before "and N more".
 MAX_LISTED = 5
@@ -55,8 +54,8 @@ def _claimed_counts(ctx: AuditContext) -> list[tuple[str, str, int]]:
     return counts
 
 
-@check("A301", "count-mismatch", Severity.ERROR)
-def count_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A301", "count-mismatch", Severity.ERROR)
+def A301(ctx: AuditContext) -> Iterator[Finding]:
     """The seed counts of the report disagree with each other.
 
     ## What it does
@@ -81,8 +80,7 @@ def count_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     base_len, idea_len = ctx.baseline.per_seed.size, ctx.idea.per_seed.size
     if base_len != idea_len:
         listed = ", ".join(f"{label} {value}" for label, _, value in _claimed_counts(ctx))
-        yield finding(
-            "A301",
+        yield A301.finding(
             f"the baseline has {base_len} per-seed values but the idea has {idea_len}: the arms cannot be "
             f"paired, so no statistic was recomputed (stated counts: {listed}); report one value per seed "
             "in both arms",
@@ -93,8 +91,7 @@ def count_mismatch(ctx: AuditContext) -> Iterator[Finding]:
         return
     for label, pointer, value in _claimed_counts(ctx):
         if value != base_len:
-            yield finding(
-                "A301",
+            yield A301.finding(
                 f"{label} is {value} but both arms list {base_len} per-seed values; set it to {base_len}",
                 pointer=pointer,
                 claimed=value,
@@ -110,8 +107,8 @@ def _arm_summaries(ctx: AuditContext) -> list[tuple[ArmView, ArmSummary]]:
     return [] if r is None else [(ctx.baseline, r.baseline), (ctx.idea, r.idea)]
 
 
-@check("A302", "mean-mismatch", Severity.ERROR)
-def mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A302", "mean-mismatch", Severity.ERROR)
+def A302(ctx: AuditContext) -> Iterator[Finding]:
     """An arm's reported mean is not the mean of its per-seed values.
 
     ## What it does
@@ -132,8 +129,7 @@ def mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     for arm, summary in _arm_summaries(ctx):
         claimed = arm.stats.mean
         if not agrees(claimed, summary.mean, mean_noise(summary.n, summary.magnitude, claimed)):
-            yield finding(
-                "A302",
+            yield A302.finding(
                 f"{_arm_label(arm)} mean is claimed as {_fmt(claimed)} but the mean of its {summary.n} "
                 f"per-seed values is {_fmt(summary.mean)}; report {_fmt(summary.mean)}",
                 pointer=arm.stats_pointer + "/mean",
@@ -142,8 +138,8 @@ def mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
             )
 
 
-@check("A303", "std-mismatch", Severity.ERROR)
-def std_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A303", "std-mismatch", Severity.ERROR)
+def A303(ctx: AuditContext) -> Iterator[Finding]:
     """An arm's reported std matches neither the population nor the sample std.
 
     ## What it does
@@ -172,8 +168,7 @@ def std_mismatch(ctx: AuditContext) -> Iterator[Finding]:
         if matched.get(other) is not None:
             hint = f" (the {other} arm's std matches ddof={matched[other]})"
         sample = "undefined" if summary.std_sample is None else _fmt(summary.std_sample)
-        yield finding(
-            "A303",
+        yield A303.finding(
             f"{_arm_label(arm)} std is claimed as {_fmt(arm.stats.std)} but the per-seed values give "
             f"{_fmt(summary.std_population)} with ddof=0 and {sample} with ddof=1{hint}; report one of them "
             "and say which",
@@ -186,8 +181,8 @@ def std_mismatch(ctx: AuditContext) -> Iterator[Finding]:
 # --- A304 / A305 / A306 -----------------------------------------------------
 
 
-@check("A304", "per-seed-diff-mismatch", Severity.ERROR)
-def per_seed_diff_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A304", "per-seed-diff-mismatch", Severity.ERROR)
+def A304(ctx: AuditContext) -> Iterator[Finding]:
     """A reported per-seed difference is not idea minus baseline for that seed.
 
     ## What it does
@@ -229,8 +224,7 @@ def per_seed_diff_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     more = f"; and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
     why = " (the sign is reversed: baseline - idea)" if reversed_sign else ""
     verb = "is" if len(bad) == 1 else "are"
-    yield finding(
-        "A304",
+    yield A304.finding(
         f"{len(bad)} of {r.n_pairs} per_seed_diffs {verb} not idea - baseline{why}: {listed}{more}",
         pointer=f"{pointer}/{bad[0]}" if len(bad) == 1 else pointer,
         claimed=[claimed[k] for k in bad],
@@ -238,8 +232,8 @@ def per_seed_diff_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("A305", "delta-mean-mismatch", Severity.ERROR)
-def delta_mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A305", "delta-mean-mismatch", Severity.ERROR)
+def A305(ctx: AuditContext) -> Iterator[Finding]:
     """The reported delta_mean is not the mean of idea minus baseline.
 
     ## What it does
@@ -272,8 +266,7 @@ def delta_mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     why = ""
     if r.delta_mean != 0 and close(-claimed):
         why = " (the sign is reversed: the claim is baseline - idea)"
-    yield finding(
-        "A305",
+    yield A305.finding(
         f"delta_mean is claimed as {_fmt(claimed)} but the mean of idea - baseline over {r.n_pairs} seeds "
         f"is {_fmt(r.delta_mean)}{why}; report {_fmt(r.delta_mean)}",
         pointer=ctx.pointer("comparison", "delta_mean"),
@@ -282,8 +275,8 @@ def delta_mean_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("A306", "wins-mismatch", Severity.ERROR)
-def wins_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A306", "wins-mismatch", Severity.ERROR)
+def A306(ctx: AuditContext) -> Iterator[Finding]:
     """The reported idea_wins is not the number of seeds where the idea is strictly better.
 
     ## What it does
@@ -315,8 +308,7 @@ def wins_mismatch(ctx: AuditContext) -> Iterator[Finding]:
         why = " (the claim counts the seeds where the idea is worse: the direction is reversed)"
     elif claimed == r.idea_wins + int((r.diffs == 0).sum()):
         why = " (the claim counts ties as wins)"
-    yield finding(
-        "A306",
+    yield A306.finding(
         f"idea_wins is claimed as {claimed} but the idea is strictly better ({better}) on {r.idea_wins} "
         f"of {r.n_pairs} seeds{why}; report {r.idea_wins}",
         pointer=ctx.pointer("comparison", "idea_wins"),
@@ -362,8 +354,8 @@ def _best_index(sweep: list[SweepEntry], lower_is_better: bool) -> int:
     return means.index(min(means) if lower_is_better else max(means))
 
 
-@check("A311", "best-cfg-not-best", Severity.ERROR)
-def best_cfg_not_best(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A311", "best-cfg-not-best", Severity.ERROR)
+def A311(ctx: AuditContext) -> Iterator[Finding]:
     """An arm's best_cfg is not the best entry of its own sweep.
 
     ## What it does
@@ -390,8 +382,7 @@ def best_cfg_not_best(ctx: AuditContext) -> Iterator[Finding]:
         best_entry = arm.sweep[best]
         chosen = _sweep_index_of(arm.best_cfg, arm.sweep)
         if chosen is None:
-            yield finding(
-                "A311",
+            yield A311.finding(
                 f"{_arm_label(arm)} best config {_shown(arm.best_cfg)} is not an entry of its sweep; the best "
                 f"entry is {_shown(best_entry.cfg)} with mean {_fmt(best_entry.mean)}",
                 pointer=arm.cfg_pointer or "",
@@ -402,8 +393,7 @@ def best_cfg_not_best(ctx: AuditContext) -> Iterator[Finding]:
         chosen_mean = arm.sweep[chosen].mean
         if values_close(chosen_mean, best_entry.mean, rtol=RTOL_VALUES):
             continue
-        yield finding(
-            "A311",
+        yield A311.finding(
             f"{_arm_label(arm)} best config {_shown(arm.best_cfg)} has sweep mean {_fmt(chosen_mean)} but "
             f"{_shown(best_entry.cfg)} is better ({ctx.report.metric_direction}) with {_fmt(best_entry.mean)}; "
             f"run the full comparison with {_shown(best_entry.cfg)}",

@@ -1,7 +1,7 @@
 """A307-A310: the p-value and the minimum detectable effect against their recomputation.
 
-Split from :mod:`.arithmetic` only to keep files short; :mod:`.arithmetic`
-imports this module, so loading the arithmetic family registers these rules.
+Split from :mod:`.arithmetic` only to keep files short; it shares that
+module's number formatting.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import math
 from typing import Iterator
 
 from ..context import AuditContext
-from ..findings import Finding, Severity, check, finding
+from ..findings import Finding, Severity, check_rule
 from ..precision import Noise, agrees, mean_noise, printed, std_noise
 from ..pvalues import agreement
 from ..stats import RTOL_MDE, min_two_sided_p, t_quantile, values_close
+from .arithmetic import _fmt
 
 # Normal quantile some agents use instead of Student's t for the MDE.
 Z_975 = 1.959963984540054
@@ -21,10 +22,6 @@ Z_975 = 1.959963984540054
 T_TABLE_ATOL = 0.005
 # Alternative methods named in one A307 message.
 MAX_METHODS_NAMED = 2
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.10g}"
 
 
 def _test_description(ctx: AuditContext) -> str:
@@ -57,8 +54,8 @@ def _other_methods(ctx: AuditContext, claimed: float) -> list[str]:
     return named
 
 
-@check("A307", "p-value-inconsistent", Severity.ERROR)
-def p_value_inconsistent(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A307", "p-value-inconsistent", Severity.ERROR)
+def A307(ctx: AuditContext) -> Iterator[Finding]:
     """The reported p_value is not what a paired sign-flip test on the per-seed values gives.
 
     ## What it does
@@ -95,8 +92,7 @@ def p_value_inconsistent(ctx: AuditContext) -> Iterator[Finding]:
         hint = f"; {_fmt(claimed)} is {which}, but the bench specifies the two-sided paired sign-flip test"
     else:
         hint = f"; it is {agreed.how}"
-    yield finding(
-        "A307",
+    yield A307.finding(
         f"p_value is claimed as {_fmt(claimed)} but {_test_description(ctx)} is {_fmt(r.p_value)}{hint}; "
         f"report {_fmt(r.p_value)}",
         pointer=ctx.pointer("comparison", "p_value"),
@@ -105,8 +101,8 @@ def p_value_inconsistent(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("A308", "p-value-below-minimum", Severity.ERROR)
-def p_value_below_minimum(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A308", "p-value-below-minimum", Severity.ERROR)
+def A308(ctx: AuditContext) -> Iterator[Finding]:
     """The reported p_value is smaller than any sign-flip test on these differences can give.
 
     ## What it does
@@ -136,8 +132,7 @@ def p_value_below_minimum(ctx: AuditContext) -> Iterator[Finding]:
         return
     zeros = r.n_pairs - r.n_nonzero
     pairs = f"{r.n_pairs} pairs" + (f" ({zeros} of them with a zero difference)" if zeros else "")
-    yield finding(
-        "A308",
+    yield A308.finding(
         f"p_value {_fmt(claimed)} is impossible with {pairs}: the smallest two-sided sign-flip "
         f"p is 2/2^{r.n_nonzero} = {floor:.6g}; report the p of the sign-flip test ({_fmt(r.p_value)})",
         pointer=ctx.pointer("comparison", "p_value"),
@@ -169,8 +164,8 @@ def _mde_close(ctx: AuditContext, claimed: float, recomputed: float, noise: Nois
     return agrees(claimed, recomputed, noise, rtol=max(RTOL_MDE, T_TABLE_ATOL / t))
 
 
-@check("A309", "mde-mismatch", Severity.ERROR)
-def mde_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A309", "mde-mismatch", Severity.ERROR)
+def A309(ctx: AuditContext) -> Iterator[Finding]:
     """The reported mde is not the 95% CI half-width of the mean paired difference.
 
     ## What it does
@@ -201,8 +196,7 @@ def mde_mismatch(ctx: AuditContext) -> Iterator[Finding]:
         hint = " (it matches z = 1.96 instead of Student's t)"
     elif sd > 0 and values_close(claimed, r.mde * float(r.diffs.std(ddof=0)) / sd, rtol=RTOL_MDE):
         hint = " (it matches the population sd, ddof=0, instead of the sample sd)"
-    yield finding(
-        "A309",
+    yield A309.finding(
         f"mde is claimed as {_fmt(claimed)} but t(0.975, {n - 1})·sd(d, ddof=1)/sqrt({n}) over the per-seed "
         f"differences is {_fmt(r.mde)}{hint}; report {_fmt(r.mde)}",
         pointer=ctx.pointer("comparison", "mde"),
@@ -211,8 +205,8 @@ def mde_mismatch(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("A310", "mde-rel-pct-mismatch", Severity.ERROR)
-def mde_rel_pct_mismatch(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("A310", "mde-rel-pct-mismatch", Severity.ERROR)
+def A310(ctx: AuditContext) -> Iterator[Finding]:
     """The reported mde_rel_pct is not 100·mde/|baseline mean|.
 
     ## What it does
@@ -249,8 +243,7 @@ def mde_rel_pct_mismatch(ctx: AuditContext) -> Iterator[Finding]:
         hint = " (it is the fraction, not the percent)"
     elif claimed_mde is not None and values_close(claimed, 100.0 * claimed_mde / base, rtol=RTOL_MDE):
         hint = f" (it follows from the claimed mde {_fmt(claimed_mde)}, which is itself wrong)"
-    yield finding(
-        "A310",
+    yield A310.finding(
         f"mde_rel_pct is claimed as {_fmt(claimed)} but 100·mde/|baseline mean| = 100·{_fmt(r.mde)}/"
         f"{_fmt(base)} = {_fmt(r.mde_rel_pct)}{hint}; report {_fmt(r.mde_rel_pct)}",
         pointer=ctx.pointer("comparison", "mde_rel_pct"),

@@ -2,7 +2,7 @@
 
 They run after every single audit of a batch (``auditor audit DIR`` or several
 paths) and read two things per answer: the facts :func:`facts` stores in
-``AuditResult.extra["cross"]`` while the answer is audited (track, model,
+``AuditResult.cross`` while the answer is audited (track, model,
 baseline config, baseline per-seed values) and the result's claimed verdict
 and recomputed p-value.
 """
@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..findings import Finding, Severity, declare, finding
+from ..findings import Finding, Rule, Severity
 from ..verdicts import classify_verdict
 
 # Two baseline values are "the same measurement" within float32 noise; above it
@@ -23,11 +23,11 @@ SAME_VALUE_RTOL = 1e-6
 # How many other answers a finding names before it says "and k more".
 MAX_NAMED = 3
 
-declare(
+X901 = Rule(
     "X901",
     "baseline-not-reproducible-across-answers",
     Severity.WARNING,
-    """Two answers report different baseline per-seed values for the same setup.
+    doc="""Two answers report different baseline per-seed values for the same setup.
 
     ## What it does
     Groups the answers of a batch by track, model, baseline best config and
@@ -53,11 +53,11 @@ declare(
     """,
 )
 
-declare(
+X902 = Rule(
     "X902",
     "significance-lost-under-fdr-control",
     Severity.WARNING,
-    """A significant claim does not survive false-discovery control across the batch.
+    doc="""A significant claim does not survive false-discovery control across the batch.
 
     ## What it does
     Takes every answer of the batch whose p-value could be recomputed (one
@@ -84,7 +84,7 @@ declare(
 
 
 def facts(ctx: Any) -> dict[str, Any]:
-    """What the cross checks need from one audited answer (``AuditResult.extra["cross"]``)."""
+    """What the cross checks need from one audited answer (``AuditResult.cross``)."""
     report = ctx.report
     return {
         "track": report.track,
@@ -179,7 +179,7 @@ def _first_difference(a: Sequence[float], b: Sequence[float]) -> int | None:
 
 
 def _values(result: Any) -> list[float]:
-    return result.extra["cross"]["baseline_per_seed"]
+    return result.cross["baseline_per_seed"]
 
 
 def _x901_for_group(members: list[tuple[int, Any]]) -> dict[int, list[Finding]]:
@@ -204,7 +204,7 @@ def _x901_for_group(members: list[tuple[int, Any]]) -> dict[int, list[Finding]]:
 
 
 def _x901_finding(result: Any, others: list[tuple[int, Any]]) -> Finding:
-    cross = result.extra["cross"]
+    cross = result.cross
     mine = cross["baseline_per_seed"]
     # Clusters are built against their first member, so name an answer that really differs.
     first = next((r for _, r in others if _first_difference(mine, _values(r)) is not None), others[0][1])
@@ -213,8 +213,7 @@ def _x901_finding(result: Any, others: list[tuple[int, Any]]) -> Finding:
     names = ", ".join(r.source for _, r in others[:MAX_NAMED])
     if len(others) > MAX_NAMED:
         names += f" and {len(others) - MAX_NAMED} more"
-    return finding(
-        "X901",
+    return X901.finding(
         f"baseline per-seed values differ from {names} for the same track {cross['track']!r}, model "
         f"{cross['model']!r}, baseline config {_fmt_cfg(cross['baseline_cfg'])} and {len(mine)} seeds "
         f"(seed {seed}: {mine[seed]:.10g} here, {theirs[seed]:.10g} in {first.source}): the benchmark is "
@@ -229,7 +228,7 @@ def x901(results: Sequence[Any]) -> dict[int, list[Finding]]:
     """X901 findings by result index."""
     groups: dict[tuple, list[tuple[int, Any]]] = {}
     for index, result in enumerate(results):
-        key = _group_key(result.extra.get("cross"))
+        key = _group_key(result.cross)
         if key is not None:
             groups.setdefault(key, []).append((index, result))
     out: dict[int, list[Finding]] = {}
@@ -251,10 +250,9 @@ def x902(results: Sequence[Any], *, fdr: float, alpha: float) -> tuple[dict[int,
         if not _claims_significance(result) or (cutoff is not None and p <= cutoff):
             continue
         bar = f"p <= {cutoff:.4g}" if cutoff is not None else f"p <= {fdr / m:.4g} for the smallest p, and none has it"
-        pointer = (result.extra.get("cross") or {}).get("verdict_pointer", "/bench_report/comparison/verdict")
+        pointer = (result.cross or {}).get("verdict_pointer", "/bench_report/comparison/verdict")
         out[index] = [
-            finding(
-                "X902",
+            X902.finding(
                 f"claims significance with recomputed p = {p:.4g}, but across the {m} ideas tested in this batch "
                 f"Benjamini-Hochberg at FDR {fdr:g} needs {bar} ({discoveries} discoveries); about "
                 f"{alpha * m:.1f} of {m} tests come out significant by chance alone at alpha {alpha:g}: "

@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 
 from ..context import AuditContext
-from ..findings import Finding, Severity, check, finding
+from ..findings import Finding, Severity, check_rule
 from ..model import SweepEntry
 from ..stats import min_two_sided_p
 from ..verdicts import Verdict
@@ -25,8 +25,8 @@ def _all_equal(values: np.ndarray, *, rtol: float = SAME_VALUE_RTOL) -> bool:
     return spread <= rtol * max(float(np.abs(values).max()), np.finfo(float).tiny)
 
 
-@check("D501", "idea-identical-to-baseline", Severity.ERROR)
-def idea_identical_to_baseline(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("D501", "idea-identical-to-baseline", Severity.ERROR)
+def D501(ctx: AuditContext) -> Iterator[Finding]:
     """The idea's per-seed values are identical to the baseline's.
 
     ## What it does
@@ -48,8 +48,7 @@ def idea_identical_to_baseline(ctx: AuditContext) -> Iterator[Finding]:
     b, i = ctx.baseline.per_seed, ctx.idea.per_seed
     if b.size == 0 or b.shape != i.shape or not np.array_equal(b, i):
         return
-    yield finding(
-        "D501",
+    yield D501.finding(
         f"the idea's {b.size} per-seed values are identical to the baseline's: the intervention "
         "changed nothing, so no verdict about the idea can be drawn",
         pointer=ctx.idea.stats_pointer + "/per_seed",
@@ -58,8 +57,8 @@ def idea_identical_to_baseline(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("D502", "constant-nonzero-difference", Severity.WARNING)
-def constant_nonzero_difference(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("D502", "constant-nonzero-difference", Severity.WARNING)
+def D502(ctx: AuditContext) -> Iterator[Finding]:
     """Every seed shows exactly the same non-zero difference.
 
     ## What it does
@@ -80,8 +79,7 @@ def constant_nonzero_difference(ctx: AuditContext) -> Iterator[Finding]:
     r = ctx.recomputed
     if r is None or r.n_pairs < 2 or not _all_equal(r.diffs) or np.all(r.diffs == 0):
         return
-    yield finding(
-        "D502",
+    yield D502.finding(
         f"all {r.n_pairs} per-seed differences equal {float(r.diffs[0]):.6g}: a constant shift on "
         "every seed is not the variation of independent runs",
         pointer=ctx.pointer("comparison", "per_seed_diffs"),
@@ -89,8 +87,8 @@ def constant_nonzero_difference(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("D503", "constant-metric", Severity.WARNING)
-def constant_metric(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("D503", "constant-metric", Severity.WARNING)
+def D503(ctx: AuditContext) -> Iterator[Finding]:
     """Every seed of an arm gives the same metric value.
 
     ## What it does
@@ -108,8 +106,7 @@ def constant_metric(ctx: AuditContext) -> Iterator[Finding]:
     """
     for arm in ctx.arms():
         if _all_equal(arm.per_seed):
-            yield finding(
-                "D503",
+            yield D503.finding(
                 f"all {arm.per_seed.size} seeds of the {arm.name} give the same metric "
                 f"{float(arm.per_seed[0]):.10g}: the seed was not applied or the metric is constant",
                 pointer=arm.stats_pointer + "/per_seed",
@@ -123,8 +120,8 @@ def _sweep_key(sweep: list[SweepEntry]) -> list[tuple[str, float]]:
     return sorted((json.dumps(e.cfg, sort_keys=True, default=str), e.mean) for e in sweep)
 
 
-@check("D504", "copied-sweep", Severity.ERROR)
-def copied_sweep(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("D504", "copied-sweep", Severity.ERROR)
+def D504(ctx: AuditContext) -> Iterator[Finding]:
     """The idea's sweep is a copy of the baseline's while the per-seed results differ.
 
     ## What it does
@@ -149,8 +146,7 @@ def copied_sweep(ctx: AuditContext) -> Iterator[Finding]:
         return
     if b.per_seed.shape == i.per_seed.shape and np.array_equal(b.per_seed, i.per_seed):
         return  # a no-op idea: D501 already says so
-    yield finding(
-        "D504",
+    yield D504.finding(
         f"the idea's sweep ({len(i.sweep)} entries) is an exact copy of the baseline's, yet their "
         "per-seed results differ: the idea was not actually swept",
         pointer=i.sweep_pointer or "",
@@ -164,8 +160,8 @@ def _claims_significance(ctx: AuditContext) -> bool:
     return c.p_value < ctx.options.alpha
 
 
-@check("D505", "underpowered-seeds", Severity.ERROR)
-def underpowered_seeds(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("D505", "underpowered-seeds", Severity.ERROR)
+def D505(ctx: AuditContext) -> Iterator[Finding]:
     """Too few seeds for any result to reach significance.
 
     ## What it does
@@ -196,8 +192,7 @@ def underpowered_seeds(ctx: AuditContext) -> Iterator[Finding]:
         return
     claims = _claims_significance(ctx)
     seeds = f"{n} paired seeds" if m == n else f"{n} paired seeds, of which only {m} differ between the arms,"
-    yield finding(
-        "D505",
+    yield D505.finding(
         f"with {seeds} the smallest achievable two-sided p is 2/2^{m} = {floor:.4g} > "
         f"alpha {ctx.options.alpha:g}: no result could reach significance"
         + ("; the answer claims significance anyway" if claims else ""),
@@ -228,8 +223,8 @@ def _resolution_digits(value: float) -> int:
     return digits
 
 
-@check("D506", "duplicated-seed", Severity.ERROR)
-def duplicated_seed(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("D506", "duplicated-seed", Severity.ERROR)
+def D506(ctx: AuditContext) -> Iterator[Finding]:
     """Two seeds report identical values in both arms: one training counted twice.
 
     ## What it does
@@ -265,8 +260,7 @@ def duplicated_seed(ctx: AuditContext) -> Iterator[Finding]:
         if min(_resolution_digits(base), _resolution_digits(idea)) < DUPLICATE_MIN_DIGITS:
             continue
         listed = ", ".join(map(str, seeds))
-        yield finding(
-            "D506",
+        yield D506.finding(
             f"seeds {listed} report identical values in both arms (baseline {base:.10g}, idea {idea:.10g}): "
             f"a copied run, not {len(seeds)} trainings; the paired test counts it {len(seeds)} times. "
             "Report each seed's own run",

@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 
 from ..context import AuditContext
-from ..findings import Finding, Severity, check, finding
+from ..findings import Finding, Severity, check_rule
 from ..stats import EXACT_MAX_N_CAP, sign_flip_test
 
 # E702 runs n leave-one-out exact tests; above this n each costs tens of
@@ -17,8 +17,8 @@ FRAGILITY_MAX_N = 30
 from ..verdicts import Verdict, classify_practical
 
 
-@check("E701", "negligible-effect", Severity.WARNING)
-def negligible_effect(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("E701", "negligible-effect", Severity.WARNING)
+def E701(ctx: AuditContext) -> Iterator[Finding]:
     """Statistically significant, but practically negligible.
 
     ## What it does
@@ -51,8 +51,7 @@ def negligible_effect(ctx: AuditContext) -> Iterator[Finding]:
     if size < std_limit:
         reasons.append(f"{size / r.baseline.std_population:.3g} baseline stds (threshold {o.negligible_std:g})")
     if reasons:
-        yield finding(
-            "E701",
+        yield E701.finding(
             f"the effect is significant (p={r.p_value:.6g}) but negligible: |delta_mean|={size:.4g} is "
             + " and ".join(reasons),
             pointer=ctx.pointer("comparison", "delta_mean"),
@@ -61,8 +60,8 @@ def negligible_effect(ctx: AuditContext) -> Iterator[Finding]:
         )
 
 
-@check("E702", "fragile-significance", Severity.WARNING)
-def fragile_significance(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("E702", "fragile-significance", Severity.WARNING)
+def E702(ctx: AuditContext) -> Iterator[Finding]:
     """Significance disappears when a single seed is dropped.
 
     ## What it does
@@ -94,8 +93,7 @@ def fragile_significance(ctx: AuditContext) -> Iterator[Finding]:
         if p > worst_p:
             worst_p, worst_seed = p, k
     if worst_p >= o.alpha:
-        yield finding(
-            "E702",
+        yield E702.finding(
             f"significance is fragile: dropping seed {worst_seed} alone raises p to {worst_p:.4g} "
             f">= alpha {o.alpha:g}",
             pointer=ctx.pointer("comparison", "per_seed_diffs", worst_seed),
@@ -104,8 +102,8 @@ def fragile_significance(ctx: AuditContext) -> Iterator[Finding]:
         )
 
 
-@check("E703", "inconclusive-null", Severity.WARNING)
-def inconclusive_null(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("E703", "inconclusive-null", Severity.WARNING)
+def E703(ctx: AuditContext) -> Iterator[Finding]:
     """"No effect" claimed although the experiment could not have seen a sizeable one.
 
     ## What it does
@@ -133,8 +131,7 @@ def inconclusive_null(ctx: AuditContext) -> Iterator[Finding]:
     limit = ctx.options.inconclusive_mde_rel * abs(r.baseline.mean)
     if r.mde > limit:
         share = f"{r.mde_rel_pct:.3g}%" if r.mde_rel_pct is not None else "far more than 100%"
-        yield finding(
-            "E703",
+        yield E703.finding(
             f"'no effect' is inconclusive, not negative: the minimum detectable effect {r.mde:.4g} is "
             f"{share} of the baseline mean "
             f"(threshold {100 * ctx.options.inconclusive_mde_rel:g}%)",

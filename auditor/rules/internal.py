@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..findings import Severity, declare
+from ..findings import Rule, Severity
 
-declare(
+X000 = Rule(
     "X000",
     "internal-error",
     Severity.ERROR,
-    """
+    doc="""
     The auditor failed with an unexpected internal error on this transcript.
 
     ## What it does

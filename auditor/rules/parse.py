@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..findings import Severity, declare
+from ..findings import Rule, Severity
 
-declare(
+P101 = Rule(
     "P101",
     "no-json-object",
     Severity.ERROR,
-    """
+    doc="""
     No JSON object that could be the answer was found in the input.
 
     ## What it does
@@ -31,11 +31,11 @@ declare(
     """,
 )
 
-declare(
+P102 = Rule(
     "P102",
     "malformed-json",
     Severity.ERROR,
-    """
+    doc="""
     The answer's JSON object is malformed (reported with line and column).
 
     ## What it does
@@ -58,11 +58,11 @@ declare(
     """,
 )
 
-declare(
+P103 = Rule(
     "P103",
     "several-candidates",
     Severity.WARNING,
-    """
+    doc="""
     Several different candidate answer objects were found; the most complete one was audited.
 
     ## What it does
@@ -84,11 +84,11 @@ declare(
     """,
 )
 
-declare(
+P104 = Rule(
     "P104",
     "non-finite-number",
     Severity.ERROR,
-    """
+    doc="""
     A number in the answer is NaN, Infinity, or too large to be a finite float.
 
     ## What it does
@@ -109,11 +109,11 @@ declare(
     """,
 )
 
-declare(
+P105 = Rule(
     "P105",
     "unreadable-input",
     Severity.ERROR,
-    """
+    doc="""
     The input cannot be read as text: missing, empty, binary, not UTF-8, or over the size limit.
 
     ## What it does

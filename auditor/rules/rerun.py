@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..findings import Severity, declare
+from ..findings import Rule, Severity
 
-declare(
+R801 = Rule(
     "R801",
     "referenced-file-missing",
     Severity.ERROR,
-    """
+    doc="""
     A file the answer names in `files` (or its script) does not exist in the workspace.
 
     ## What it does
@@ -31,11 +31,11 @@ declare(
     """,
 )
 
-declare(
+R802 = Rule(
     "R802",
     "rerun-refused",
     Severity.ERROR,
-    """
+    doc="""
     The command or a file path is refused: nothing was run.
 
     ## What it does
@@ -67,11 +67,11 @@ declare(
     """,
 )
 
-declare(
+R803 = Rule(
     "R803",
     "rerun-failed",
     Severity.ERROR,
-    """
+    doc="""
     The rerun failed: a non-zero exit, a signal, the timeout, or one of the sandbox's caps.
 
     ## What it does
@@ -98,11 +98,11 @@ declare(
     """,
 )
 
-declare(
+R804 = Rule(
     "R804",
     "rerun-numbers-differ",
     Severity.ERROR,
-    """
+    doc="""
     The rerun's per-seed numbers differ from the claimed ones beyond tolerance.
 
     ## What it does
@@ -125,11 +125,11 @@ declare(
     """,
 )
 
-declare(
+R805 = Rule(
     "R805",
     "rerun-verdict-differs",
     Severity.ERROR,
-    """
+    doc="""
     The verdict recomputed from the rerun's numbers differs from the claimed verdict.
 
     ## What it does
@@ -148,11 +148,11 @@ declare(
     """,
 )
 
-declare(
+R806 = Rule(
     "R806",
     "shipped-report-differs",
     Severity.ERROR,
-    """
+    doc="""
     The `bench_report.json` shipped in the workspace differs from the report in the answer.
 
     ## What it does
@@ -173,11 +173,11 @@ declare(
     """,
 )
 
-declare(
+R807 = Rule(
     "R807",
     "rerun-no-report",
     Severity.ERROR,
-    """
+    doc="""
     The rerun finished but produced no bench report.
 
     ## What it does

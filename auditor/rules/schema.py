@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ..findings import Severity, declare
+from ..findings import Rule, Severity
 
-declare(
+S201 = Rule(
     "S201",
     "schema-violation",
     Severity.ERROR,
-    """
+    doc="""
     A field of the answer is missing, has the wrong type, or is out of range.
 
     ## What it does
@@ -31,11 +31,11 @@ declare(
     """,
 )
 
-declare(
+S202 = Rule(
     "S202",
     "unsupported-bench-version",
     Severity.ERROR,
-    """
+    doc="""
     The bench report declares a `bench_version` this auditor does not support.
 
     ## What it does
@@ -55,11 +55,11 @@ declare(
     """,
 )
 
-declare(
+S203 = Rule(
     "S203",
     "unknown-key",
     Severity.INFO,
-    """
+    doc="""
     The answer has a key the schema does not know.
 
     ## What it does

@@ -7,7 +7,7 @@ import math
 from typing import Any, Iterator
 
 from ..context import AuditContext
-from ..findings import Finding, Severity, check, finding
+from ..findings import Finding, Severity, check_rule
 from ..model import SweepEntry, join_pointer
 
 
@@ -51,8 +51,8 @@ def _numeric_values(sweep: list[SweepEntry], keys: set[str]) -> dict[str, list[f
     return {k: sorted(v) for k, v in found.items()}
 
 
-@check("T601", "best-config-at-grid-edge", Severity.WARNING)
-def best_config_at_grid_edge(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("T601", "best-config-at-grid-edge", Severity.WARNING)
+def T601(ctx: AuditContext) -> Iterator[Finding]:
     """The chosen config sits at the edge of the swept grid.
 
     ## What it does
@@ -84,8 +84,7 @@ def best_config_at_grid_edge(ctx: AuditContext) -> Iterator[Finding]:
                 continue
             if chosen in (grid[0], grid[-1]):
                 side = "largest" if chosen == grid[-1] else "smallest"
-                yield finding(
-                    "T601",
+                yield T601.finding(
                     f"the {arm.name}'s chosen {key}={chosen:g} is the {side} value of its grid "
                     f"{[f'{v:g}' for v in grid]}: the optimum may lie outside the swept range",
                     pointer=join_pointer(arm.cfg_pointer or "", key),
@@ -94,8 +93,8 @@ def best_config_at_grid_edge(ctx: AuditContext) -> Iterator[Finding]:
                 )
 
 
-@check("T602", "different-grids", Severity.ERROR)
-def different_grids(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("T602", "different-grids", Severity.ERROR)
+def T602(ctx: AuditContext) -> Iterator[Finding]:
     """The baseline and the idea were swept over different grids.
 
     ## What it does
@@ -121,8 +120,7 @@ def different_grids(ctx: AuditContext) -> Iterator[Finding]:
     if b_grid == i_grid:
         return
     only_b, only_i = sorted(b_grid - i_grid), sorted(i_grid - b_grid)
-    yield finding(
-        "T602",
+    yield T602.finding(
         f"the arms were swept over different grids: only the baseline tried {only_b or 'nothing extra'}, "
         f"only the idea tried {only_i or 'nothing extra'}",
         pointer=i.sweep_pointer or "",
@@ -131,8 +129,8 @@ def different_grids(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("T603", "config-differs-beyond-sweep", Severity.WARNING)
-def config_differs_beyond_sweep(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("T603", "config-differs-beyond-sweep", Severity.WARNING)
+def T603(ctx: AuditContext) -> Iterator[Finding]:
     """The idea's config differs from the baseline's in keys that were not swept.
 
     ## What it does
@@ -165,8 +163,7 @@ def config_differs_beyond_sweep(ctx: AuditContext) -> Iterator[Finding]:
             continue
         shown_b = "unset" if b_val is missing else _canonical(b_val)
         shown_i = "unset" if i_val is missing else _canonical(i_val)
-        yield finding(
-            "T603",
+        yield T603.finding(
             f"the idea's config sets {key}={shown_i} but the baseline's {key}={shown_b}, and {key} was "
             "not swept: the comparison confounds the idea with this change",
             pointer=join_pointer(ctx.idea.cfg_pointer or "", key),

@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..context import AuditContext
-from ..findings import Finding, Severity, check, finding
-from ..model import join_pointer
+from ..findings import Finding, Severity, check_rule
+from ..model import is_number, join_pointer
 from ..precision import printed
 from ..verdicts import Verdict, classify_practical
-from . import verdict_prose  # noqa: F401  (registers V406)
 
 _SYSTEM_VERDICTS = {"worked": True, "failed": False}
 # A verdict string is quoted in messages up to this many characters.
@@ -82,8 +81,8 @@ def _borderline(ctx: AuditContext, claimed: Verdict) -> bool:
     return claimed is own
 
 
-@check("V401", "verdict-contradicts-statistics", Severity.ERROR)
-def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("V401", "verdict-contradicts-statistics", Severity.ERROR)
+def V401(ctx: AuditContext) -> Iterator[Finding]:
     """The comparison verdict contradicts the recomputed p-value and direction.
 
     ## What it does
@@ -114,8 +113,7 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
     pointer = ctx.pointer("comparison", "verdict")
     claimed = ctx.claimed_verdict
     if claimed is None:
-        yield finding(
-            "V401",
+        yield V401.finding(
             f'the verdict "{_quoted(text)}" is not recognised as better, worse or no effect; the recomputed '
             f'verdict is "{r.verdict.value}" (p={r.p_value:.6g}, delta_mean={r.delta_mean:.6g})',
             pointer=pointer,
@@ -126,8 +124,7 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
     if claimed in _acceptable_verdicts(ctx):
         own = _verdict_of_claimed_p(ctx)
         if own is not None and own is not claimed and own not in _acceptable_verdicts(ctx):
-            yield finding(
-                "V401",
+            yield V401.finding(
                 f'the verdict says "{_quoted(text)}" but the answer\'s own p_value '
                 f"{ctx.report.comparison.p_value:.6g} gives \"{own.value}\" (alpha {ctx.options.alpha:g}); the "
                 f"recomputed p {r.p_value:.6g} supports the verdict, so the p_value is what to correct",
@@ -137,8 +134,7 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
             )
         return
     if _borderline(ctx, claimed):
-        yield finding(
-            "V401",
+        yield V401.finding(
             f'the verdict "{_quoted(text)}" is borderline: it follows from the claimed p '
             f"{ctx.report.comparison.p_value:.6g}, a plausible Monte-Carlo estimate ({ctx.p_agreement.how}), but "
             f"the exact two-sided p is {r.p_value:.6g} (alpha {ctx.options.alpha:g}), which gives "
@@ -149,8 +145,7 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
             severity=Severity.WARNING,
         )
         return
-    yield finding(
-        "V401",
+    yield V401.finding(
         f'the verdict says "{_quoted(text)}" but the recomputed two-sided p is {r.p_value:.6g} (alpha '
         f"{ctx.options.alpha:g}) with delta_mean {r.delta_mean:.6g} ({ctx.report.metric_direction}); "
         f'the verdict should be "{r.verdict.value}"',
@@ -160,8 +155,8 @@ def verdict_contradicts_statistics(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("V402", "system-worked-contradicts-verdict", Severity.ERROR)
-def system_worked_contradicts_verdict(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("V402", "system-worked-contradicts-verdict", Severity.ERROR)
+def V402(ctx: AuditContext) -> Iterator[Finding]:
     """comparison.system_worked contradicts the comparison verdict.
 
     ## What it does
@@ -185,8 +180,7 @@ def system_worked_contradicts_verdict(ctx: AuditContext) -> Iterator[Finding]:
     expected = reference is Verdict.BETTER
     if claimed == expected:
         return
-    yield finding(
-        "V402",
+    yield V402.finding(
         f'system_worked is {str(claimed).lower()} but {source} is "{reference.value}"; system_worked is true '
         f"exactly for a significant improvement, so set it to {str(expected).lower()}",
         pointer=ctx.pointer("comparison", "system_worked"),
@@ -195,8 +189,8 @@ def system_worked_contradicts_verdict(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("V403", "worked-contradicts-system-verdict", Severity.ERROR)
-def worked_contradicts_system_verdict(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("V403", "worked-contradicts-system-verdict", Severity.ERROR)
+def V403(ctx: AuditContext) -> Iterator[Finding]:
     """The top-level worked flag contradicts system_verdict.
 
     ## What it does
@@ -218,8 +212,7 @@ def worked_contradicts_system_verdict(ctx: AuditContext) -> Iterator[Finding]:
     expected = _SYSTEM_VERDICTS.get(a.system_verdict.strip().lower())
     if expected is None or a.worked == expected:
         return
-    yield finding(
-        "V403",
+    yield V403.finding(
         f'worked is {str(a.worked).lower()} but system_verdict is "{_quoted(a.system_verdict)}"; '
         "make the two agree with the comparison verdict",
         pointer=join_pointer("", "worked"),
@@ -228,8 +221,8 @@ def worked_contradicts_system_verdict(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-@check("V404", "practical-verdict-contradicts-comparison", Severity.ERROR)
-def practical_verdict_contradicts_comparison(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("V404", "practical-verdict-contradicts-comparison", Severity.ERROR)
+def V404(ctx: AuditContext) -> Iterator[Finding]:
     """practical_verdict (helps / hurts / no_effect) contradicts the comparison verdict.
 
     ## What it does
@@ -253,8 +246,7 @@ def practical_verdict_contradicts_comparison(ctx: AuditContext) -> Iterator[Find
     reference, source = _reference_verdict(ctx)
     if practical is None or reference is None or practical is reference:
         return
-    yield finding(
-        "V404",
+    yield V404.finding(
         f'practical_verdict is "{_quoted(a.practical_verdict)}" but {source} is "{reference.value}"; '
         f'set it to "{reference.practical}"',
         pointer=join_pointer("", "practical_verdict"),
@@ -278,8 +270,8 @@ def _signature_confirmed(ctx: AuditContext) -> bool | None:
     return confirmed if isinstance(confirmed, bool) else None
 
 
-@check("V405", "mechanism-ok-contradicts-signature", Severity.ERROR)
-def mechanism_ok_contradicts_signature(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("V405", "mechanism-ok-contradicts-signature", Severity.ERROR)
+def V405(ctx: AuditContext) -> Iterator[Finding]:
     """mechanism_ok contradicts mechanism_signature.confirmed.
 
     ## What it does
@@ -300,8 +292,7 @@ def mechanism_ok_contradicts_signature(ctx: AuditContext) -> Iterator[Finding]:
     ok, confirmed = _as_flag(ctx.answer.mechanism_ok), _signature_confirmed(ctx)
     if ok is None or confirmed is None or ok == confirmed:
         return
-    yield finding(
-        "V405",
+    yield V405.finding(
         f"mechanism_ok is {ctx.answer.mechanism_ok} but mechanism_signature.confirmed is "
         f"{str(confirmed).lower()}; set mechanism_ok to {int(confirmed)}",
         pointer=join_pointer("", "mechanism_ok"),
@@ -325,15 +316,6 @@ def _stem(key: str, words: tuple[str, ...]) -> str | None:
         if k.endswith("_" + word) and len(k) > len(word) + 1:
             return k[: -len(word) - 1]
     return None
-
-
-def _stems_match(a: str, b: str) -> bool:
-    """Equal stems, or one ends with the other at a word boundary (``mean_tail`` ~ ``tail``)."""
-    return a == b or a.endswith("_" + b) or b.endswith("_" + a)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _far_apart(observed: float, target: float, factor: float) -> bool:
@@ -374,7 +356,7 @@ def mechanism_pairs(signature: dict[str, Any]) -> list[tuple[str, str]]:
     square.  Keys over :data:`MAX_MECHANISM_KEY_CHARS` are ignored and at most
     :data:`MAX_MECHANISM_PAIRS` pairs are returned.
     """
-    numeric = [k for k, v in signature.items() if _is_number(v) and len(k) <= MAX_MECHANISM_KEY_CHARS]
+    numeric = [k for k, v in signature.items() if is_number(v) and len(k) <= MAX_MECHANISM_KEY_CHARS]
     order = {k: i for i, k in enumerate(numeric)}
     by_stem: dict[str, list[str]] = {}  # observed stem -> observed keys
     by_suffix: dict[str, list[str]] = {}  # word-boundary suffix of an observed stem -> observed keys
@@ -400,8 +382,8 @@ def mechanism_pairs(signature: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-@check("V407", "mechanism-confirmed-far-from-target", Severity.WARNING)
-def mechanism_confirmed_far_from_target(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("V407", "mechanism-confirmed-far-from-target", Severity.WARNING)
+def V407(ctx: AuditContext) -> Iterator[Finding]:
     """The mechanism is "confirmed" while an observed value is far from its stated target.
 
     ## What it does
@@ -428,8 +410,7 @@ def mechanism_confirmed_far_from_target(ctx: AuditContext) -> Iterator[Finding]:
         target, observed = float(signature[target_key]), float(signature[observed_key])
         if not _far_apart(observed, target, factor):
             continue
-        yield finding(
-            "V407",
+        yield V407.finding(
             f"the mechanism is marked confirmed but {observed_key} = {observed:.6g} is more than {factor:g}x "
             f"away from {target_key} = {target:.6g}; call the mechanism unconfirmed or explain the gap",
             pointer=ctx.pointer("mechanism_signature", observed_key),

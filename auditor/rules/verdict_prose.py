@@ -1,7 +1,6 @@
 """V406: numbers quoted in the answer's prose that contradict its report.
 
-Split from :mod:`.verdict` only to keep files short; :mod:`.verdict` imports
-this module, so loading the verdict family registers the rule.
+Split from :mod:`.verdict` only to keep files short.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..context import AuditContext
-from ..findings import Finding, Severity, check, finding
+from ..findings import Finding, Severity, check_rule
 from ..model import join_pointer
 from ..prose import RelativeChangeClaim, Reported, extract_claims
 
@@ -177,8 +176,8 @@ def _contradictions(ctx: AuditContext, text: str, budget: int, context: str = ""
             yield message, rc.text, relative if math.isfinite(relative) else None
 
 
-@check("V406", "prose-number-contradicts-report", Severity.ERROR)
-def prose_number_contradicts_report(ctx: AuditContext) -> Iterator[Finding]:
+@check_rule("V406", "prose-number-contradicts-report", Severity.ERROR)
+def V406(ctx: AuditContext) -> Iterator[Finding]:
     """A number quoted in the answer's prose contradicts the report.
 
     ## What it does
@@ -223,8 +222,7 @@ def prose_number_contradicts_report(ctx: AuditContext) -> Iterator[Finding]:
         if budget <= 0:
             return
         for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(pointer)):
-            yield finding(
-                "V406",
+            yield V406.finding(
                 f"{message}; make the prose quote the report",
                 pointer=pointer,
                 claimed=quoted,

@@ -1,0 +1,41 @@
+"""How the auditor spells a transcript's path: one helper per spelling.
+
+* :func:`key`: the spelling by which a batch recognises a source named twice
+  (discovery, ``--resume``, the session's results);
+* :func:`posix`: forward slashes, for globs and for reports read elsewhere;
+* :func:`relative`: below a folder (a walk root, a configuration or baseline
+  file's folder), with forward slashes;
+* :func:`portable`: a source as reports name it (``-`` is ``stdin``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+STDIN = "-"
+
+
+def key(source: str) -> str:
+    """``source`` normalised (``a/./b.txt`` and ``a/b.txt`` are one transcript)."""
+    return os.path.normpath(source)
+
+
+def posix(path: str) -> str:
+    """``path`` with forward slashes."""
+    return path.replace(os.sep, "/")
+
+
+def relative(path: str, root: str | Path) -> str:
+    """``path`` relative to ``root`` with forward slashes; absolute when there is no
+    relative path (another drive on Windows)."""
+    absolute = os.path.abspath(path)
+    try:
+        return posix(os.path.relpath(absolute, root))
+    except ValueError:
+        return posix(absolute)
+
+
+def portable(source: str) -> str:
+    """``source`` normalised with forward slashes; ``stdin`` for ``-``."""
+    return "stdin" if source == STDIN else posix(key(source))

@@ -1,0 +1,129 @@
+"""What an audit returns, and the one path from findings to a status.
+
+:class:`AuditResult` is what every output format renders; :class:`Status` its
+outcome.  Every place that decides which findings count and what they mean for
+the gate goes through three functions here:
+
+* :func:`select`: the rule selection (``select``/``ignore``) and the
+  severity overrides; :func:`is_selected` is its test for one code;
+* :func:`finding_order`: how a result's findings are ordered;
+* :func:`status_of`: pass, fail or error, including ``always_fail`` (a
+  discovered configuration cannot pass R801-R807, :mod:`auditor.config`).
+
+:func:`settle` orders findings and derives their status in one call: the
+single-answer pipeline (:func:`auditor.audit.finish`), the baseline
+(:meth:`auditor.baseline.Baseline.apply`) and the cross-answer pass
+(:func:`auditor.batch.add_findings`) all use it.
+
+This module imports nothing but the findings and the options, so the output
+formats and the gate can use results without the audit pipeline.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import Any, Iterable
+
+from .findings import Finding, Severity, matches
+from .options import AuditOptions
+
+
+class Status(enum.StrEnum):
+    """A result's outcome; a ``str``, so it compares and serialises as ``"pass"`` etc."""
+
+    PASS = "pass"  # nothing at or above --fail-on
+    FAIL = "fail"  # a finding at or above --fail-on, or an error the guard always fails
+    ERROR = "error"  # the transcript could not be audited (nothing recomputed)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The outcome of auditing one transcript; every output format renders these."""
+
+    source: str
+    status: Status
+    findings: tuple[Finding, ...]
+    recomputed: dict[str, Any] | None = None
+    # What the answer itself claims for the headline numbers (for the terminal table).
+    claimed: dict[str, Any] | None = None
+    rerun: dict[str, Any] | None = None
+    # The facts the batch's cross-answer checks (X9xx) compare (auditor.rules.cross.facts);
+    # kept in jsonl records so that --resume can still run them.  Not in to_dict().
+    cross: dict[str, Any] | None = None
+    # X000: the file holding the traceback of the auditor's internal error.
+    log: str | None = None
+    # How many findings a baseline hid (shown by the terminal table).
+    baselined: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))  # "pass" from a jsonl record reads as Status.PASS
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "source": self.source,
+            "status": self.status.value,
+            "findings": [f.to_dict() for f in self.findings],
+            "recomputed": self.recomputed,
+        }
+        if self.claimed is not None:
+            out["claimed"] = self.claimed
+        if self.rerun is not None:
+            out["rerun"] = self.rerun
+        return out
+
+
+def is_selected(code: str, options: AuditOptions) -> bool:
+    """Whether rule ``code`` is checked and reported under ``select``/``ignore``."""
+    if options.select and not matches(code, options.select):
+        return False
+    return not (options.ignore and matches(code, options.ignore))
+
+
+def select(findings: Iterable[Finding], options: AuditOptions) -> list[Finding]:
+    """The findings of selected rules, with the severity overrides applied."""
+    out = []
+    for f in findings:
+        if not is_selected(f.rule, options):
+            continue
+        if f.rule in options.severity_overrides:
+            f = replace(f, severity=options.severity_overrides[f.rule])
+        out.append(f)
+    return out
+
+
+def finding_order(f: Finding) -> tuple[int, str, str]:
+    """Sort key of a result's findings: most severe first, then by rule and pointer."""
+    return (-f.severity.rank, f.rule, f.pointer)
+
+
+def status_of(findings: Iterable[Finding], options: AuditOptions, *, auditable: bool) -> Status:
+    """The status of a result holding ``findings``.
+
+    ``auditable`` is False when the transcript could not be audited (nothing
+    was recomputed): the status is then ``error`` whatever the findings are.
+    """
+    if not auditable:
+        return Status.ERROR
+    findings = tuple(findings)
+    if options.fail_on is not None and any(f.severity.rank >= options.fail_on.rank for f in findings):
+        return Status.FAIL
+    if any(f.severity is Severity.ERROR and f.rule in options.always_fail for f in findings):
+        return Status.FAIL  # a discovered config's fail-on cannot pass these (auditor.config)
+    return Status.PASS
+
+
+def settle(
+    findings: Iterable[Finding], options: AuditOptions, *, auditable: bool
+) -> tuple[tuple[Finding, ...], Status]:
+    """``findings`` in :func:`finding_order` and their :func:`status_of` (selection is the caller's)."""
+    ordered = tuple(sorted(findings, key=finding_order))
+    return ordered, status_of(ordered, options, auditable=auditable)
+
+
+def failing(results: Iterable[AuditResult], fail_on: Severity | None) -> bool:
+    """Whether the gate fails: a result failed, or one could not be audited (unless ``never``)."""
+    return any(r.status is not Status.PASS for r in results) if fail_on is not None else False
