@@ -225,7 +225,7 @@ def _gate_fails(results, options) -> bool:  # results: Sequence[AuditResult], op
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from .discovery import discover
-    from .session import run_session
+    from .session import SessionOptions, run_session
 
     _check_combinations(args)
     settings = _settings(args)
@@ -233,7 +233,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not paths:
         raise UsageError("no transcripts found in the given paths")
     _announce_config(settings, args)
-    run = run_session(paths, settings, args, rerun=_rerun_options(args))
+    session = SessionOptions(
+        format=args.format, output=args.output, resume=args.resume, jobs=args.jobs, dask=args.dask,
+        quiet=args.quiet, statistics=args.statistics, baseline=args.baseline, write_baseline=args.write_baseline,
+    )
+    run = run_session(paths, settings, session, rerun=_rerun_options(args))
     if args.write_baseline or args.exit_zero:
         return EXIT_OK
     return EXIT_FAIL if _gate_fails(run.results, settings.options) else EXIT_OK

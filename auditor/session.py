@@ -12,12 +12,11 @@ jsonl stream); the baseline records the findings as they were found.
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Sequence
 
 from .atomic import atomic_write
@@ -34,7 +33,22 @@ from .paths import key
 from .result import AuditResult
 
 
-def _load_baseline(args: argparse.Namespace) -> Baseline | None:
+@dataclass(frozen=True)
+class SessionOptions:
+    """What one run writes and how it runs, as the command line gave it (None: not given)."""
+
+    format: str = "text"
+    output: str | None = None  # a file instead of stdout (jsonl: appended line by line)
+    resume: bool = False  # skip sources already in the ``output`` jsonl file
+    jobs: int | None = None  # default: cores, 1 with --rerun
+    dask: str | None = None  # scheduler address or "local"
+    quiet: bool = False
+    statistics: bool = False
+    baseline: str | None = None
+    write_baseline: str | None = None
+
+
+def _load_baseline(args: SessionOptions) -> Baseline | None:
     """The baseline to filter with; none while writing one (it must see every finding)."""
     if not args.baseline or args.write_baseline:
         return None
@@ -44,7 +58,7 @@ def _load_baseline(args: argparse.Namespace) -> Baseline | None:
 
 
 @contextmanager
-def _jsonl_stream(args: argparse.Namespace) -> Iterator[Stream | None]:
+def _jsonl_stream(args: SessionOptions) -> Iterator[Stream | None]:
     """A jsonl line writer over stdout or the ``--output`` file (appended to), or None."""
     if args.format != "jsonl":
         yield None
@@ -63,7 +77,7 @@ def _jsonl_stream(args: argparse.Namespace) -> Iterator[Stream | None]:
 def _audit(
     paths: Sequence[str],
     settings: Settings,
-    args: argparse.Namespace,
+    args: SessionOptions,
     rerun: RerunOptions | None,
     on_result: Callable[[AuditResult], AuditResult],
 ) -> dict[str, AuditResult]:
@@ -97,7 +111,7 @@ def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) 
 
 
 def run_session(
-    paths: Sequence[str], settings: Settings, args: argparse.Namespace, *, rerun: RerunOptions | None = None
+    paths: Sequence[str], settings: Settings, args: SessionOptions, *, rerun: RerunOptions | None = None
 ) -> Run:
     """Audit ``paths`` as one batch, write every output, and return the final run."""
     known = _load_baseline(args)
@@ -131,7 +145,7 @@ def run_session(
     return run
 
 
-def _write_baseline(results: Sequence[AuditResult], args: argparse.Namespace) -> None:
+def _write_baseline(results: Sequence[AuditResult], args: SessionOptions) -> None:
     from .baseline import render
 
     try:
@@ -143,7 +157,7 @@ def _write_baseline(results: Sequence[AuditResult], args: argparse.Namespace) ->
         print(f"auditor: recorded {count} findings of {len(results)} transcripts in {args.write_baseline}", file=sys.stderr)
 
 
-def _render(run: Run, args: argparse.Namespace) -> None:
+def _render(run: Run, args: SessionOptions) -> None:
     if args.statistics:
         from .formats.text import write_statistics as write
     else:

@@ -1,0 +1,22 @@
+"""One run of ``auditor audit`` driven through the library, without ``main()`` or argparse."""
+
+from __future__ import annotations
+
+import json
+
+from auditor.config import Config, resolve
+from auditor.result import Status
+from auditor.session import SessionOptions, run_session
+
+from conftest import SEED_000, SEED_001
+
+
+def test_run_session_takes_typed_options(tmp_path, capsys) -> None:
+    output = tmp_path / "out.json"
+    settings = resolve(Config())
+    run = run_session([str(SEED_000), str(SEED_001)], settings, SessionOptions(format="json", output=str(output)))
+    assert [r.status for r in run.results] == [Status.PASS, Status.FAIL]
+    assert capsys.readouterr().out == ""  # --output: nothing on stdout
+    written = json.loads(output.read_text(encoding="utf-8"))
+    assert [r["status"] for r in written["results"]] == ["pass", "fail"]
+    assert written["summary"]["fail"] == 1
