@@ -234,7 +234,7 @@ def test_rerun_comparison_records_only_finite_numbers() -> None:
         report["baseline"]["full"]["per_seed"][0] = first
         report["idea"]["full"]["per_seed"][0] = second
         data = json.dumps({"bench_report": report}).encode()
-        outcome = Outcome(0, None, False, False, 1.0, "", "", False, 0, data, None)
+        outcome = Outcome(0, None, False, False, 1.0, "", "", 0, data, None)
         record = _empty_record(RerunOptions())
         record["device"] = "cpu"
         found = _compare(document, outcome, RerunOptions(device="cpu"), AuditOptions(), record)

@@ -48,10 +48,9 @@ def run_and_compare(
     transcript_path: str | None,
     rerun: RerunOptions,
     options: AuditOptions,
-    progress: Progress | None = None,
 ) -> tuple[list[Finding], dict]:
     """Rerun the answer's ``how_to_run`` on a copy of its ``files``; findings and the ``rerun`` record."""
-    say = progress or rerun.progress or (lambda _message: None)
+    say = rerun.progress or (lambda _message: None)
     record = _empty_record(rerun)
     if not isinstance(document, dict) or not document.get("how_to_run"):
         return [R802.finding("the answer has no how_to_run: there is no command to rerun",

@@ -73,7 +73,6 @@ class Interpreter:
     """What the chosen interpreter reported about itself."""
 
     path: str  # absolute path used to run the experiment
-    python_version: str
     paths: tuple[str, ...]  # folders to keep visible: its bin folder, prefixes, site-packages
     torch_version: str | None
     gpus: int
@@ -228,7 +227,6 @@ def _probe(python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bub
         reported = tuple(dict.fromkeys(str(p) for p in info["paths"] if isinstance(p, str) and os.path.isabs(p)))
         return Interpreter(
             path=python,
-            python_version=str(info["python"]),
             paths=keep_paths(python, folders, reported),
             torch_version=info["torch"] if isinstance(info["torch"], str) else None,
             gpus=int(info["gpus"]),

@@ -232,7 +232,6 @@ class Outcome:
     seconds: float
     stdout: str  # the last max_output_bytes
     stderr: str
-    output_truncated: bool
     output_bytes: int  # printed in all (stdout and stderr)
     report: bytes | None  # the report file the run wrote, when it wrote one
     report_problem: str | None  # why there is none ("not written", ...)
@@ -675,7 +674,6 @@ def _watch(proc: subprocess.Popen, start: float, channel_fd: int, limits: Limits
         seconds=seconds,
         stdout=stdout.text(),
         stderr=stderr.text(),
-        output_truncated=stdout.truncated or stderr.truncated,
         output_bytes=budget.total,
         report=said.report,
         report_problem=said.problem,
