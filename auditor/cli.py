@@ -20,29 +20,36 @@ from .options import MiB, RerunOptions
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
+def _checked(convert, raw):  # noqa: ANN001, ANN202
+    """Validate a command-line value with the same rule the configuration file uses (auditor.config)."""
+    try:
+        return convert(raw)
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _codes(text: str) -> list[str]:
-    return [c.strip().upper() for c in text.split(",") if c.strip()]
+    from . import config
+
+    return list(_checked(config.parse_codes, text))
 
 
 def _globs(text: str) -> list[str]:
-    return [g.strip() for g in text.split(",") if g.strip()]
+    from . import config
+
+    return list(_checked(config.parse_globs, text))
 
 
 def _fail_on(text: str) -> str:
-    from .config import fail_on_severity
+    from . import config
 
-    try:
-        fail_on_severity(text.strip().lower())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text.strip().lower()
+    return _checked(config.parse_fail_on, text)
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
+    from . import config
+
+    return _checked(config.parse_positive_int, int(text))
 
 
 def _finite(text: str, *, positive: bool) -> float:
@@ -67,10 +74,9 @@ _positive_number.__name__, _nonnegative_number.__name__ = "positive number", "no
 
 
 def _probability(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
-    return value
+    from . import config
+
+    return _checked(config.parse_probability, float(text))
 
 
 class _Parser(argparse.ArgumentParser):

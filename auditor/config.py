@@ -139,7 +139,8 @@ def parse(table: dict[str, Any], path: Path) -> Config:
     return Config(**values)
 
 
-def _codes(raw: Any) -> tuple[str, ...]:
+def parse_codes(raw: Any) -> tuple[str, ...]:
+    """Rule codes or prefixes: a list, or one comma-separated string (as on the command line)."""
     if isinstance(raw, str):
         raw = raw.split(",")
     if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
@@ -147,15 +148,16 @@ def _codes(raw: Any) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in raw if c.strip())
 
 
-def _globs(raw: Any) -> tuple[str, ...]:
+def parse_globs(raw: Any) -> tuple[str, ...]:
+    """Glob patterns: a list, or one comma-separated string (as on the command line)."""
     if isinstance(raw, str):
-        raw = [raw]
+        raw = raw.split(",")
     if not isinstance(raw, list) or not all(isinstance(g, str) for g in raw):
         raise TypeError("expected a list of glob patterns")
-    return tuple(raw)
+    return tuple(g.strip() for g in raw if g.strip())
 
 
-def _fail_on(raw: Any) -> str:
+def parse_fail_on(raw: Any) -> str:
     if not isinstance(raw, str):
         raise TypeError("expected error, warning, info or never")
     text = raw.strip().lower()
@@ -174,14 +176,14 @@ def _number(raw: Any) -> float:
     return float(raw)
 
 
-def _probability(raw: Any) -> float:
+def parse_probability(raw: Any) -> float:
     value = _number(raw)
     if not 0 < value < 1:
         raise ValueError(f"expected a number between 0 and 1, got {raw!r}")
     return value
 
 
-def _positive_int(raw: Any) -> int:
+def parse_positive_int(raw: Any) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int) or raw <= 0:
         raise TypeError(f"expected a positive integer, got {raw!r}")
     return raw
@@ -206,7 +208,7 @@ def _thresholds(raw: Any) -> dict[str, float]:
 
 
 def _per_file_ignores(raw: Any) -> dict[str, tuple[str, ...]]:
-    return {glob: _codes(codes) for glob, codes in _table(raw, "glob = [codes]").items()}
+    return {glob: parse_codes(codes) for glob, codes in _table(raw, "glob = [codes]").items()}
 
 
 def _severity(raw: Any) -> dict[str, Severity]:
@@ -224,15 +226,15 @@ def _severity(raw: Any) -> dict[str, Severity]:
 
 
 _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "select": ("select", _codes),
-    "ignore": ("ignore", _codes),
-    "fail-on": ("fail_on", _fail_on),
-    "alpha": ("alpha", _probability),
-    "mc-resamples": ("mc_resamples", _positive_int),
-    "resamples": ("resamples", _positive_int),
-    "fdr": ("fdr", _probability),
-    "include": ("include", _globs),
-    "exclude": ("exclude", _globs),
+    "select": ("select", parse_codes),
+    "ignore": ("ignore", parse_codes),
+    "fail-on": ("fail_on", parse_fail_on),
+    "alpha": ("alpha", parse_probability),
+    "mc-resamples": ("mc_resamples", parse_positive_int),
+    "resamples": ("resamples", parse_positive_int),
+    "fdr": ("fdr", parse_probability),
+    "include": ("include", parse_globs),
+    "exclude": ("exclude", parse_globs),
     "thresholds": ("thresholds", _thresholds),
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
     "severity": ("severity", _severity),

@@ -20,3 +20,14 @@ def test_run_session_takes_typed_options(tmp_path, capsys) -> None:
     written = json.loads(output.read_text(encoding="utf-8"))
     assert [r["status"] for r in written["results"]] == ["pass", "fail"]
     assert written["summary"]["fail"] == 1
+
+
+def test_command_line_and_config_split_globs_and_codes_alike(tmp_path) -> None:
+    """One validation rule for both sources: a comma-separated string is a list in either."""
+    from auditor.cli import _codes, _globs
+    from auditor.config import parse
+
+    table = {"include": "*.txt, *.md", "select": "a3,V4", "alpha": 0.01}
+    config = parse(table, tmp_path / "pyproject.toml")
+    assert config.include == tuple(_globs("*.txt, *.md")) == ("*.txt", "*.md")
+    assert config.select == tuple(_codes("a3,V4")) == ("A3", "V4")
