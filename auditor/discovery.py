@@ -22,7 +22,7 @@ from .paths import relative as relative_path
 # A folder holding this file is an experiment's workspace: its other .json
 # files (configs, metrics) are the experiment's, while the agent's answer beside
 # them is stored as text (.txt, .md), the way the pipeline writes answers.
-from .model import REPORT_NAME as WORKSPACE_MARKER  # a folder holding a report is a rerun workspace
+from .paths import REPORT_NAME as WORKSPACE_MARKER  # a folder holding a report is a rerun workspace
 DEFAULT_INCLUDE = ("*.txt", "*.md", "*.json")
 # Never walked into or picked up from a directory: an experiment workspace's
 # own report (``bench_report.json`` beside its answer), hidden folders such as

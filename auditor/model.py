@@ -22,9 +22,6 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-# The file a bench script writes its report to, shipped beside the answer in its workspace.
-REPORT_NAME = "bench_report.json"
-
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)

@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 
 STDIN = "-"
+# The report an experiment writes and a workspace ships beside its answer.
+REPORT_NAME = "bench_report.json"
 
 
 def key(source: str) -> str:

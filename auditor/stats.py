@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .precision import U32, U64
+from .precision import ACCUMULATION_SAFETY, U32, U64, agrees, std_noise
 from .verdicts import Verdict
 
 # Relative tolerance for means, stds and per-seed differences.  The agents'
@@ -98,8 +98,6 @@ def summarize(values: np.ndarray) -> ArmSummary:
 
 def std_ddof_matching(claimed: float, summary: ArmSummary) -> int | None:
     """Which ddof (0 or 1) reproduces ``claimed``, printed and computed honestly; None when neither does."""
-    from .precision import agrees, std_noise
-
     for ddof, value in ((0, summary.std_population), (1, summary.std_sample)):
         if value is not None and agrees(claimed, value, std_noise(summary.n, summary.magnitude, claimed, value)):
             return ddof
@@ -145,8 +143,6 @@ def tie_tolerance(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray |
     values that may not be exact in that format (decimals like 0.9012 in
     float32), u·(|idea_i| + |baseline_i|) each.  A float32 value is exact in float32.
     """
-    from .precision import ACCUMULATION_SAFETY
-
     n = d.size
     total = n * float(np.abs(d).sum())
     if baseline is not None and idea is not None:
@@ -241,7 +237,7 @@ def _exact_differences(baseline: np.ndarray | None, idea: np.ndarray | None, d: 
         return True
     with np.errstate(over="ignore", invalid="ignore"):
         back = d + baseline  # exact subtraction <=> adding back recovers idea and the remainder is zero
-        return bool(np.all(back == idea) and np.all(idea - back == 0) and np.all((idea - d) == baseline))
+        return bool(np.all(back == idea) and np.all((idea - d) == baseline))
 
 
 def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, bands: bool) -> SignFlipResult:

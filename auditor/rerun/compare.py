@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..findings import Finding
-from ..model import REPORT_NAME, is_number, join_pointer
+from ..model import is_number, join_pointer
+from ..paths import REPORT_NAME
 from ..options import AuditOptions
 from ..rules.rerun import R804, R805, R806
 from ..stats import NonFiniteStatistics, recompute

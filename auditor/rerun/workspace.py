@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..findings import Finding
-from ..model import REPORT_NAME  # the report the script writes
+from ..paths import REPORT_NAME  # the report the script writes
 from ..rules.rerun import R801, R802
 from .command import CommandRefused, relative_name
 from .sandbox import MASKED_DIRS, masked_dirs

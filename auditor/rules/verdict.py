@@ -16,6 +16,7 @@ from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import is_number, join_pointer
 from ..precision import printed
+from ..stats import decide_verdict
 from ..verdicts import Verdict, classify_practical
 
 _SYSTEM_VERDICTS = {"worked": True, "failed": False}
@@ -51,9 +52,8 @@ def _acceptable_verdicts(ctx: AuditContext) -> set[Verdict]:
 
 
 def _direction(ctx: AuditContext) -> Verdict:
-    r = ctx.recomputed
-    idea_better = r.delta_mean < 0 if ctx.lower_is_better else r.delta_mean > 0
-    return Verdict.BETTER if idea_better else Verdict.WORSE
+    """The significant verdict in the observed direction (what any p below alpha would give)."""
+    return decide_verdict(0.0, ctx.recomputed.delta_mean, lower_is_better=ctx.lower_is_better, alpha=1.0)
 
 
 def _verdict_of_claimed_p(ctx: AuditContext) -> Verdict | None:
@@ -61,8 +61,6 @@ def _verdict_of_claimed_p(ctx: AuditContext) -> Verdict | None:
     r, claimed_p = ctx.recomputed, ctx.report.comparison.p_value
     if abs(claimed_p - ctx.options.alpha) < printed(claimed_p).half_unit:  # alpha strictly inside its rounding
         return None
-    from ..stats import decide_verdict
-
     return decide_verdict(claimed_p, r.delta_mean, lower_is_better=ctx.lower_is_better, alpha=ctx.options.alpha)
 
 
