@@ -68,6 +68,9 @@ class RerunOptions:
     disk_bytes: int = 2 * 1024 * MiB  # what the run's copy may grow by (a tmpfs: RAM)
     max_processes: int = 1024  # processes and threads of the experiment
     unsafe_no_sandbox: bool = False
+    # Rerun cache (auditor.rerun.cache): where results are kept, and whether to use them.
+    cache_dir: str | None = None  # default: the user cache folder (~/.cache/auditor)
+    use_cache: bool = True  # False: --no-cache, always run again
     # Called with a short status line as the rerun proceeds (the CLI's spinner);
     # only set when auditing in this process, as a callable does not pickle.
     progress: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
