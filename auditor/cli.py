@@ -19,64 +19,21 @@ from .options import MiB, RerunOptions
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
+EPILOG = """\
+examples:
+  auditor audit answer.txt                       audit one answer, a panel of findings
+  auditor audit answers/ --format concise        one line per finding: path:line:col: CODE message
+  auditor audit answers/ --select A,V --extend-ignore D505
+  auditor audit answers/ --format sarif -o auditor.sarif   for GitHub code scanning
+  auditor audit answer.txt --rerun --device cpu  train again in a sandbox and compare
+  auditor rule A307                              what a rule checks and how to fix it
 
-def _checked(convert, raw):  # noqa: ANN001, ANN202
-    """Validate a command-line value with the same rule the configuration file uses (auditor.config)."""
-    try:
-        return convert(raw)
-    except (TypeError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _codes(text: str) -> list[str]:
-    from . import config
-
-    return list(_checked(config.parse_codes, text))
-
-
-def _globs(text: str) -> list[str]:
-    from . import config
-
-    return list(_checked(config.parse_globs, text))
-
-
-def _fail_on(text: str) -> str:
-    from . import config
-
-    return _checked(config.parse_fail_on, text)
-
-
-def _positive_int(text: str) -> int:
-    from . import config
-
-    return _checked(config.parse_positive_int, int(text))
-
-
-def _finite(text: str, *, positive: bool) -> float:
-    import math
-
-    value = float(text)
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise argparse.ArgumentTypeError(f"expected a {'positive' if positive else 'non-negative'} number, got {text}")
-    return value
-
-
-def _positive_number(text: str) -> float:
-    return _finite(text, positive=True)
-
-
-def _nonnegative_number(text: str) -> float:
-    return _finite(text, positive=False)
-
-
-# argparse names the type in "invalid ... value: 'x'".
-_positive_number.__name__, _nonnegative_number.__name__ = "positive number", "non-negative number"
-
-
-def _probability(text: str) -> float:
-    from . import config
-
-    return _checked(config.parse_probability, float(text))
+exit codes:
+  0  no transcript fails --fail-on (or --exit-zero, --write-baseline)
+  1  a transcript fails, or could not be audited
+  2  usage error: unknown option, rule code, format or path; unreadable config or baseline
+  130  interrupted (Ctrl-C); what was audited so far is printed
+"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,127 +43,80 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{where}: {message} (see `{self.prog} --help`)" if where else f"{message} (see `auditor --help`)")
 
 
-def _add_audit_arguments(audit: argparse.ArgumentParser) -> None:
-    from .formats import FORMATS
-
-    # Defaults of None mean "not given": [tool.auditor] or the built-in default applies.
-    audit.add_argument("paths", nargs="+", metavar="PATH")
-    audit.add_argument("--format", choices=sorted(FORMATS), default="text")
-    audit.add_argument("--output", "-o", metavar="FILE", help="write there (atomically; jsonl appends per line)")
-    audit.add_argument("--select", type=_codes, action="extend", help="only these codes or prefixes")
-    audit.add_argument("--ignore", type=_codes, action="extend", help="skip these codes or prefixes")
-    audit.add_argument("--fail-on", type=_fail_on, metavar="error|warning|info|never", help="default: error")
-    audit.add_argument("--exit-zero", action="store_true", help="exit 0 even when transcripts fail")
-    audit.add_argument("--alpha", type=_probability, help="significance level (default 0.05)")
-    audit.add_argument("--mc-resamples", type=_positive_int,
-                       help="B assumed for a claimed Monte-Carlo p when the answer states none (10,000), "
-                       "tried beside the usual counts")
-    audit.add_argument("--resamples", type=_positive_int,
-                       help="resamples of the auditor's own randomized test above 40 seeds (100,000)")
-    audit.add_argument("--max-bytes", type=_positive_int, default=16 * MiB, help="largest input read, in bytes")
-    audit.add_argument("--max-depth", type=_positive_int, default=64, help="deepest JSON nesting accepted")
-    audit.add_argument("--max-seeds", type=_positive_int, default=10_000, help="most per-seed values recomputed")
-    batch = audit.add_argument_group("batch", "directories, parallelism, cross-answer checks")
-    batch.add_argument("--include", type=_globs, action="extend", help="file globs (default *.txt,*.md,*.json)")
-    batch.add_argument("--exclude", type=_globs, action="extend", help="globs of files or folders to skip")
-    batch.add_argument("--jobs", "-j", type=_positive_int, help="parallel processes (default: cores; 1 with --rerun)")
-    batch.add_argument("--dask", metavar="ADDRESS|local",
-                       help="audit (and rerun) on a dask.distributed cluster: a scheduler address, or local")
-    batch.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    batch.add_argument("--statistics", action="store_true", help="count findings per rule (text format)")
-    batch.add_argument("--resume", action="store_true", help="skip sources already in the --output jsonl file")
-    batch.add_argument("--fdr", type=_probability, help="X902 false-discovery rate (default 0.05)")
-    gate = audit.add_argument_group("gate", "configuration and baselines")
-    gate.add_argument("--config", metavar="FILE", help="pyproject.toml to read [tool.auditor] from")
-    gate.add_argument("--isolated", action="store_true", help="ignore every configuration file")
-    gate.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
-    gate.add_argument("--write-baseline", metavar="FILE", help="record every current finding in FILE, exit 0")
-    rr = audit.add_argument_group("rerun", "run the referenced experiment again in a sandbox")
-    rr.add_argument("--rerun", action="store_true")
-    rr.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    rr.add_argument("--workspace", help="folder holding the answer's files (default: the transcript's folder)")
-    rr.add_argument("--timeout", type=_positive_number, default=600.0, help="wall-clock seconds (default 600)")
-    rr.add_argument("--python", help="interpreter for the experiment (default: this one)")
-    rr.add_argument("--rtol", type=_nonnegative_number, help="relative tolerance per seed (default 1e-5, 1e-2 across devices)")
-    rr.add_argument("--memory", type=_positive_number, default=8.0, help="memory cap in GiB (default 8)")
-    rr.add_argument("--disk", type=_nonnegative_number, default=2.0, help="GiB the run's copy may grow by, in RAM (default 2)")
-    rr.add_argument("--max-processes", type=_positive_int, default=1024,
-                    help="processes and threads the experiment may have (default 1024)")
-    rr.add_argument("--max-output", type=_positive_number, default=1024.0,
-                    help="MiB the experiment may print before it is killed (default 1024)")
-    rr.add_argument("--unsafe-no-sandbox", action="store_true", help="run without bubblewrap (trusted code only)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="auditor", description="Audit the claims AI research agents make about their ML experiments.")
+    from .formats import FORMATS
+    from .option_model import add_arguments
+
+    parser = _Parser(prog="auditor", description="Audit the claims AI research agents make about their ML experiments.",
+                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"auditor {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _add_audit_arguments(sub.add_parser("audit", help="audit transcripts (files, directories, or - for stdin)"))
+    audit = sub.add_parser("audit", help="audit transcripts (files, directories, or - for stdin)",
+                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    audit.add_argument("paths", nargs="+", metavar="PATH",
+                       help="transcripts or folders of them (walked with --include/--exclude); - reads stdin")
+    add_arguments(audit, sorted(FORMATS))
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=("text", "json"), default="text")
-    rule = sub.add_parser("rule", help="explain one rule")
-    rule.add_argument("code")
+    rule = sub.add_parser("rule", help="explain one rule: what it checks, why, an example, how to fix")
+    rule.add_argument("code", metavar="CODE|NAME", help="a rule code (A307) or name (p-value-inconsistent)")
     return parser
 
 
-def _rerun_options(args: argparse.Namespace) -> RerunOptions | None:
-    if not args.rerun:
+def _command_line(args: argparse.Namespace):  # -> option_model.CommandLine
+    from .option_model import CommandLine, validate_command_line
+
+    return validate_command_line({name: getattr(args, name) for name in CommandLine.model_fields if hasattr(args, name)})
+
+
+def _rerun_options(cli) -> RerunOptions | None:  # cli: option_model.CommandLine
+    if not cli.rerun:
         return None
+    defaults = RerunOptions()
     return RerunOptions(
-        device=args.device,
-        workspace=args.workspace,
-        timeout=args.timeout,
-        python=args.python,
-        rtol=args.rtol,
-        memory_bytes=int(args.memory * 1024 * MiB),
-        disk_bytes=int(args.disk * 1024 * MiB),
-        max_processes=args.max_processes,
-        output_limit_bytes=int(args.max_output * MiB),
-        unsafe_no_sandbox=args.unsafe_no_sandbox,
+        device=cli.device or defaults.device,
+        workspace=cli.workspace,
+        timeout=cli.timeout or defaults.timeout,
+        python=cli.python,
+        rtol=cli.rtol,
+        memory_bytes=int(cli.memory * 1024 * MiB) if cli.memory else defaults.memory_bytes,
+        disk_bytes=int(cli.disk * 1024 * MiB) if cli.disk is not None else defaults.disk_bytes,
+        max_processes=cli.max_processes or defaults.max_processes,
+        output_limit_bytes=int(cli.max_output * MiB) if cli.max_output else defaults.output_limit_bytes,
+        unsafe_no_sandbox=bool(cli.unsafe_no_sandbox),
+        cache_dir=cli.cache_dir,
+        use_cache=not cli.no_cache,
     )
 
 
-def _check_combinations(args: argparse.Namespace) -> None:
-    if args.resume and not (args.output and args.format == "jsonl"):
+def _check_combinations(cli) -> None:  # cli: option_model.CommandLine
+    fmt = cli.format or "text"
+    if cli.resume and not (cli.output and fmt == "jsonl"):
         raise UsageError("--resume needs --format jsonl and --output FILE (the file to resume)")
-    if args.statistics and args.format != "text":
+    if cli.statistics and fmt != "text":
         raise UsageError("--statistics prints a table; it needs --format text")
 
 
-def _settings(args: argparse.Namespace):  # -> config.Settings
+def _settings(cli):  # cli: option_model.CommandLine -> config.Settings
     from pathlib import Path
 
     from . import config
 
-    loaded = config.Config() if args.isolated else config.load(Path(args.config) if args.config else None)
-    return config.resolve(
-        loaded,
-        select=args.select,
-        ignore=args.ignore,
-        fail_on=args.fail_on,
-        alpha=args.alpha,
-        mc_resamples=args.mc_resamples,
-        resamples=args.resamples,
-        fdr=args.fdr,
-        include=args.include,
-        exclude=args.exclude,
-        max_bytes=args.max_bytes,
-        max_depth=args.max_depth,
-        max_seeds=args.max_seeds,
-    )
+    loaded = config.Config() if cli.isolated else config.load(Path(cli.config) if cli.config else None)
+    return config.resolve(loaded, cli)
 
 
-def _announce_config(settings, args: argparse.Namespace) -> None:  # settings: config.Settings
+def _announce_config(settings, cli) -> None:  # settings: config.Settings, cli: option_model.CommandLine
     """Name the configuration file on stderr (text format), and what a discovered one could not do."""
     from .formats.safe import clean
 
     if settings.config is None:
         return
     where = clean(str(settings.config))
-    if args.format == "text":
+    if (cli.format or "text") == "text" and not cli.quiet:
         how = "discovered" if settings.discovered else "from --config"
         print(f"auditor: configuration {where} ({how})", file=sys.stderr)
-    if args.rerun and settings.guarded:
+    if cli.rerun and settings.guarded:
         from .config import protected_rules
 
         codes = protected_rules()
@@ -233,18 +143,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from .discovery import discover
     from .session import SessionOptions, run_session
 
-    _check_combinations(args)
-    settings = _settings(args)
+    cli = _command_line(args)
+    _check_combinations(cli)
+    settings = _settings(cli)
     paths = discover(args.paths, settings.include, settings.exclude)
     if not paths:
         raise UsageError("no transcripts found in the given paths")
-    _announce_config(settings, args)
+    _announce_config(settings, cli)
     session = SessionOptions(
-        format=args.format, output=args.output, resume=args.resume, jobs=args.jobs, dask=args.dask,
-        quiet=args.quiet, statistics=args.statistics, baseline=args.baseline, write_baseline=args.write_baseline,
+        format=cli.format or "text", output=cli.output, resume=bool(cli.resume), jobs=cli.jobs, dask=cli.dask,
+        quiet=bool(cli.quiet), statistics=bool(cli.statistics), baseline=cli.baseline,
+        write_baseline=cli.write_baseline,
     )
-    run = run_session(paths, settings, session, rerun=_rerun_options(args))
-    if args.write_baseline or args.exit_zero:
+    run = run_session(paths, settings, session, rerun=_rerun_options(cli))
+    if cli.write_baseline or cli.exit_zero:
         return EXIT_OK
     return EXIT_FAIL if _gate_fails(run.results, settings.options) else EXIT_OK
 

@@ -8,8 +8,10 @@ ignores every file.  The command line overrides the file key by key.
 Keys (kebab-case)::
 
     [tool.auditor]
-    select = ["A", "V"]            # codes or prefixes
+    select = ["A", "V"]            # codes or prefixes (default: every rule)
     ignore = ["T601"]
+    extend-select = ["X"]          # added to select (also --extend-select)
+    extend-ignore = ["D5"]         # added to ignore (also --extend-ignore)
     fail-on = "warning"            # error | warning | info | never
     alpha = 0.05
     mc-resamples = 20000           # B assumed for claimed Monte-Carlo p-values
@@ -30,8 +32,10 @@ Keys (kebab-case)::
     [tool.auditor.severity]
     T601 = "error"
 
-Every problem (unknown key, wrong type, unreadable or invalid TOML) raises
-:class:`~auditor.errors.UsageError` naming the file and the key.
+Every problem (unknown key or rule code, wrong type, unreadable or invalid
+TOML) raises :class:`~auditor.errors.UsageError` naming the file and the key,
+with a suggestion for a near miss.  The keys and their validation are defined
+once, with the command line's flags, in :mod:`auditor.option_model`.
 
 A *discovered* file may lie in the folder under audit, written by the agent
 itself, so it cannot silence the rerun's integrity findings (the "rerun"
@@ -43,45 +47,26 @@ with ``--config`` are the user's own choice and may.
 
 from __future__ import annotations
 
-import math
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from .discovery import DEFAULT_INCLUDE, options_for
 from .errors import UsageError
 from .findings import Severity, matches
+from .option_model import CommandLine, FileOptions, fail_on_severity, validate_file
 from .options import AuditOptions
 
 PYPROJECT = "pyproject.toml"
 
-# thresholds key -> AuditOptions field
-THRESHOLDS = {
-    "negligible-rel": "negligible_rel",
-    "negligible-std": "negligible_std",
-    "inconclusive-mde-rel": "inconclusive_mde_rel",
-    "mechanism-factor": "mechanism_factor",
-}
-
 
 @dataclass(frozen=True)
 class Config:
-    """The validated ``[tool.auditor]`` table; ``None`` means "not set here"."""
+    """A validated ``[tool.auditor]`` table and where it came from (empty: no file)."""
 
+    options: FileOptions = field(default_factory=FileOptions)
     path: Path | None = None
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] | None = None
-    fail_on: str | None = None  # "error" | "warning" | "info" | "never"
-    alpha: float | None = None
-    mc_resamples: int | None = None
-    resamples: int | None = None
-    fdr: float | None = None
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    thresholds: dict[str, float] = field(default_factory=dict)  # AuditOptions field -> value
-    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    severity: dict[str, Severity] = field(default_factory=dict)
     # Found by looking upward from the working directory, not named with --config:
     # it may be the audited agent's own file (see the module docstring).
     discovered: bool = False
@@ -113,7 +98,7 @@ def load(path: Path | None = None, *, start: Path | None = None) -> Config:
     table = _read_toml(path).get("tool", {}).get("auditor")
     if table is None:
         raise UsageError(f"{path}: no [tool.auditor] table")
-    return replace(parse(table, path), discovered=discovered)
+    return Config(parse(table, path), path=path, discovered=discovered)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -124,121 +109,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read config {path}: {exc}") from None
 
 
-def parse(table: dict[str, Any], path: Path) -> Config:
-    """Validate a ``[tool.auditor]`` table; every key is checked, unknown keys are errors."""
-    unknown = sorted(set(table) - set(_KEYS))
-    if unknown:
-        raise UsageError(f"{path}: unknown key {unknown[0]!r} in [tool.auditor] (known: {', '.join(_KEYS)})")
-    values: dict[str, Any] = {"path": path}
-    for key, raw in table.items():
-        attr, convert = _KEYS[key]
-        try:
-            values[attr] = convert(raw)
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"{path}: [tool.auditor] {key}: {exc}") from None
-    return Config(**values)
-
-
-def parse_codes(raw: Any) -> tuple[str, ...]:
-    """Rule codes or prefixes: a list, or one comma-separated string (as on the command line)."""
-    if isinstance(raw, str):
-        raw = raw.split(",")
-    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
-        raise TypeError("expected a list of rule codes or prefixes")
-    return tuple(c.strip().upper() for c in raw if c.strip())
-
-
-def parse_globs(raw: Any) -> tuple[str, ...]:
-    """Glob patterns: a list, or one comma-separated string (as on the command line)."""
-    if isinstance(raw, str):
-        raw = raw.split(",")
-    if not isinstance(raw, list) or not all(isinstance(g, str) for g in raw):
-        raise TypeError("expected a list of glob patterns")
-    return tuple(g.strip() for g in raw if g.strip())
-
-
-def parse_fail_on(raw: Any) -> str:
-    if not isinstance(raw, str):
-        raise TypeError("expected error, warning, info or never")
-    text = raw.strip().lower()
-    fail_on_severity(text)  # validates
-    return text
-
-
-def fail_on_severity(text: str) -> Severity | None:
-    """``--fail-on`` text to the lowest failing severity; None for "never"."""
-    return None if text == "never" else Severity.parse(text)
-
-
-def _number(raw: Any) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
-        raise TypeError(f"expected a number, got {raw!r}")
-    return float(raw)
-
-
-def parse_probability(raw: Any) -> float:
-    value = _number(raw)
-    if not 0 < value < 1:
-        raise ValueError(f"expected a number between 0 and 1, got {raw!r}")
-    return value
-
-
-def parse_positive_int(raw: Any) -> int:
-    if isinstance(raw, bool) or not isinstance(raw, int) or raw <= 0:
-        raise TypeError(f"expected a positive integer, got {raw!r}")
-    return raw
-
-
-def _table(raw: Any, what: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise TypeError(f"expected a table of {what}")
-    return raw
-
-
-def _thresholds(raw: Any) -> dict[str, float]:
-    out = {}
-    for key, value in _table(raw, "thresholds").items():
-        if key not in THRESHOLDS:
-            raise ValueError(f"unknown key {key!r} (known: {', '.join(THRESHOLDS)})")
-        number = _number(value)
-        if number <= 0:
-            raise ValueError(f"{key}: expected a positive number, got {value!r}")
-        out[THRESHOLDS[key]] = number
-    return out
-
-
-def _per_file_ignores(raw: Any) -> dict[str, tuple[str, ...]]:
-    return {glob: parse_codes(codes) for glob, codes in _table(raw, "glob = [codes]").items()}
-
-
-def _severity(raw: Any) -> dict[str, Severity]:
-    from .findings import REGISTRY, load_rules
-
-    load_rules()
-    out = {}
-    for code, level in _table(raw, "CODE = severity").items():
-        if code.upper() not in REGISTRY:
-            raise ValueError(f"unknown rule {code!r}")
-        if not isinstance(level, str):
-            raise TypeError(f"{code}: expected error, warning or info")
-        out[code.upper()] = Severity.parse(level)
-    return out
-
-
-_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "select": ("select", parse_codes),
-    "ignore": ("ignore", parse_codes),
-    "fail-on": ("fail_on", parse_fail_on),
-    "alpha": ("alpha", parse_probability),
-    "mc-resamples": ("mc_resamples", parse_positive_int),
-    "resamples": ("resamples", parse_positive_int),
-    "fdr": ("fdr", parse_probability),
-    "include": ("include", parse_globs),
-    "exclude": ("exclude", parse_globs),
-    "thresholds": ("thresholds", _thresholds),
-    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
-    "severity": ("severity", _severity),
-}
+def parse(table: Any, path: Path) -> FileOptions:
+    """Validate a ``[tool.auditor]`` table (:mod:`auditor.option_model`): unknown keys are errors."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: [tool.auditor] must be a table")
+    return validate_file(table, str(path))
 
 
 def protected_rules() -> tuple[str, ...]:
@@ -284,96 +159,115 @@ class Settings:
         return options_for(path, self.options, self.per_file_ignores, self.root)
 
 
+@dataclass(frozen=True)
+class _FileRules:
+    """What the configuration file says about rules, once a discovered file is guarded."""
+
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...] | None
+    per_file_ignores: dict[str, tuple[str, ...]]
+    severity: dict[str, Severity]
+    fail_on: str | None
+    always_fail: frozenset[str] = frozenset()
+    guarded: tuple[str, ...] = ()
+
+
+def _file_rules(config: Config) -> _FileRules:
+    """The file's selection with its extend- lists folded in (empty select: every rule)."""
+    file = config.options
+    select = file.select
+    if select and file.extend_select:
+        select = (*select, *file.extend_select)
+    ignore = file.ignore
+    if file.extend_ignore:
+        ignore = (*(ignore or ()), *file.extend_ignore)
+    return _FileRules(select, ignore, dict(file.per_file_ignores or {}), dict(file.severity or {}), file.fail_on)
+
+
+def resolve(config: Config, cli: CommandLine | None = None) -> Settings:
+    """Merge the command line (fields it was given) over ``config`` over the defaults.
+
+    ``--select``/``--ignore`` replace the configured lists; ``--extend-select``
+    and ``--extend-ignore`` add to them.  A discovered config cannot silence
+    the protected rules (:func:`_guard`).
+    """
+    cli = cli or CommandLine()
+    given = cli.model_fields_set
+    rules = _file_rules(config)
+    if config.discovered:
+        rules = _guard(rules, cli_select="select" in given, cli_ignore="ignore" in given,
+                       cli_fail_on="fail_on" in given)
+    select = cli.select if "select" in given else rules.select or ()
+    if select and cli.extend_select:
+        select = (*select, *cli.extend_select)
+    ignore = (*(cli.ignore if "ignore" in given else rules.ignore or ()), *(cli.extend_ignore or ()))
+    file, defaults = config.options, AuditOptions()
+    thresholds = file.thresholds.model_dump(exclude_none=True) if file.thresholds else {}
+    limits = {name: getattr(cli, name) for name in ("max_bytes", "max_depth", "max_seeds") if name in given}
+    options = replace(
+        defaults,
+        select=tuple(dict.fromkeys(select)),
+        ignore=tuple(dict.fromkeys(ignore)),
+        fail_on=fail_on_severity(_first(cli.fail_on, rules.fail_on, "error")),
+        alpha=_first(cli.alpha, file.alpha, defaults.alpha),
+        mc_resamples=_first(cli.mc_resamples, file.mc_resamples, defaults.mc_resamples),
+        resamples=_first(cli.resamples, file.resamples, defaults.resamples),
+        severity_overrides=rules.severity,
+        always_fail=rules.always_fail,
+        **thresholds,
+        **limits,
+    )
+    return Settings(
+        options=options,
+        include=tuple(_first(cli.include, file.include, DEFAULT_INCLUDE)),
+        exclude=tuple(_first(cli.exclude, file.exclude, ())),
+        fdr=_first(cli.fdr, file.fdr, 0.05),
+        per_file_ignores=rules.per_file_ignores,
+        root=config.root,
+        config=config.path,
+        discovered=config.discovered,
+        guarded=rules.guarded,
+    )
+
+
 def _first(*values: Any) -> Any:
     return next((v for v in values if v is not None), None)
 
 
-def resolve(
-    config: Config,
-    *,
-    select: Sequence[str] | None = None,
-    ignore: Sequence[str] | None = None,
-    fail_on: str | None = None,
-    alpha: float | None = None,
-    mc_resamples: int | None = None,
-    resamples: int | None = None,
-    fdr: float | None = None,
-    include: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
-    **limits: Any,
-) -> Settings:
-    """Merge command-line values (None: not given) over ``config`` over the defaults.
+def _guard(rules: _FileRules, *, cli_select: bool, cli_ignore: bool, cli_fail_on: bool) -> _FileRules:
+    """A discovered file's rules less what would silence a protected rule.
 
-    A list given on the command line replaces the configured one.  ``limits``
-    are AuditOptions fields only the command line sets (max_bytes, ...).
-    A discovered config cannot silence the protected rules (:func:`_guard`).
+    Also returns the keys that were overridden and the rules whose errors must
+    fail even under its ``fail-on = "never"``.  Lists the command line gives
+    replace the file's and are not touched.
     """
-    config, guarded, always_fail = _guard(config, select=select, ignore=ignore, fail_on=fail_on)
-    defaults = AuditOptions()
-    options = replace(
-        defaults,
-        select=tuple(_first(select, config.select, ())),
-        ignore=tuple(_first(ignore, config.ignore, ())),
-        fail_on=fail_on_severity(_first(fail_on, config.fail_on, "error")),
-        alpha=_first(alpha, config.alpha, defaults.alpha),
-        mc_resamples=_first(mc_resamples, config.mc_resamples, defaults.mc_resamples),
-        resamples=_first(resamples, config.resamples, defaults.resamples),
-        severity_overrides=dict(config.severity),
-        **config.thresholds,
-        **limits,
-    )
-    if always_fail:
-        options = replace(options, always_fail=always_fail)
-    return Settings(
-        options=options,
-        include=tuple(_first(include, config.include, DEFAULT_INCLUDE)),
-        exclude=tuple(_first(exclude, config.exclude, ())),
-        fdr=_first(fdr, config.fdr, 0.05),
-        per_file_ignores=dict(config.per_file_ignores),
-        root=config.root,
-        config=config.path,
-        discovered=config.discovered,
-        guarded=guarded,
-    )
-
-
-def _guard(
-    config: Config, *, select: Sequence[str] | None, ignore: Sequence[str] | None, fail_on: str | None
-) -> tuple[Config, tuple[str, ...], frozenset[str]]:
-    """A discovered ``config`` less what would silence a protected rule.
-
-    Returns the config to apply, the keys that were overridden, and the rules
-    whose errors must fail even under its ``fail-on = "never"``.  Values the
-    command line gives replace the file's and are not touched.
-    """
-    if not config.discovered:
-        return config, (), frozenset()
-    protected = protected_rules()
-    changes: dict[str, Any] = {}
-    if select is None and config.select:
-        missing = tuple(c for c in protected if not matches(c, config.select))
-        if missing:
-            changes["select"] = (*config.select, *missing)
-    if ignore is None and config.ignore:
-        kept = _unprotected(config.ignore, protected)
-        if kept != config.ignore:
-            changes["ignore"] = kept
-    per_file = {glob: _unprotected(codes, protected) for glob, codes in config.per_file_ignores.items()}
-    if per_file != config.per_file_ignores:
-        changes["per_file_ignores"] = {glob: codes for glob, codes in per_file.items() if codes}
     from .findings import get_rule
 
+    protected = protected_rules()
+    changes: dict[str, Any] = {}
+    guarded: list[str] = []
+    if not cli_select and rules.select:
+        missing = tuple(c for c in protected if not matches(c, rules.select))
+        if missing:
+            changes["select"] = (*rules.select, *missing)
+            guarded.append("select")
+    if not cli_ignore and rules.ignore:
+        kept = _unprotected(rules.ignore, protected)
+        if kept != rules.ignore:
+            changes["ignore"] = kept
+            guarded.append("ignore")
+    per_file = {glob: _unprotected(codes, protected) for glob, codes in rules.per_file_ignores.items()}
+    if per_file != rules.per_file_ignores:
+        changes["per_file_ignores"] = {glob: codes for glob, codes in per_file.items() if codes}
+        guarded.append("per-file-ignores")
     severity = {
-        code: level for code, level in config.severity.items()
+        code: level for code, level in rules.severity.items()
         if code not in protected or level.rank >= get_rule(code).severity.rank
     }
-    if severity != config.severity:
+    if severity != rules.severity:
         changes["severity"] = severity
-    always_fail: frozenset[str] = frozenset()
-    if fail_on is None and config.fail_on == "never":
-        always_fail = frozenset(protected)
-        changes["fail_on"] = config.fail_on  # kept for every other rule
-    keys = {"select": "select", "ignore": "ignore", "per_file_ignores": "per-file-ignores",
-            "severity": "severity", "fail_on": "fail-on"}
-    guarded = tuple(keys[k] for k in keys if k in changes)
-    return replace(config, **changes), guarded, always_fail
+        guarded.append("severity")
+    if not cli_fail_on and rules.fail_on == "never":
+        changes["always_fail"] = frozenset(protected)  # fail-on is kept for every other rule
+        guarded.append("fail-on")
+    return replace(rules, **changes, guarded=tuple(guarded))

@@ -30,7 +30,7 @@ def test_discovered_upward_and_nearest_table_wins(tmp_path) -> None:
     assert config.discover(deep) == outer
     inner = _pyproject(tmp_path / "proj" / "a", "[tool.auditor]\nalpha = 0.02\n")
     assert config.discover(deep) == inner
-    assert config.load(start=deep).alpha == 0.02
+    assert config.load(start=deep).options.alpha == 0.02
 
 
 def test_every_key_is_read(tmp_path) -> None:

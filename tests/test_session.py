@@ -24,10 +24,12 @@ def test_run_session_takes_typed_options(tmp_path, capsys) -> None:
 
 def test_command_line_and_config_split_globs_and_codes_alike(tmp_path) -> None:
     """One validation rule for both sources: a comma-separated string is a list in either."""
-    from auditor.cli import _codes, _globs
     from auditor.config import parse
+    from auditor.option_model import validate_command_line
 
     table = {"include": "*.txt, *.md", "select": "a3,V4", "alpha": 0.01}
-    config = parse(table, tmp_path / "pyproject.toml")
-    assert config.include == tuple(_globs("*.txt, *.md")) == ("*.txt", "*.md")
-    assert config.select == tuple(_codes("a3,V4")) == ("A3", "V4")
+    from_file = parse(table, tmp_path / "pyproject.toml")
+    from_cli = validate_command_line({"include": ["*.txt, *.md"], "select": ["a3", "V4"], "alpha": "0.01"})
+    assert from_file.include == from_cli.include == ("*.txt", "*.md")
+    assert from_file.select == from_cli.select == ("A3", "V4")
+    assert from_file.alpha == from_cli.alpha == 0.01
