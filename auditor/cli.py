@@ -204,8 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"auditor: error: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("auditor: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        detail = f": {exc}" if str(exc) else ""  # session.Interrupted: how far the batch got
+        print(f"auditor: interrupted{detail}", file=sys.stderr)
         return 130
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_OK

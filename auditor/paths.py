@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 
 STDIN = "-"
+# How standard input is named where people read it (the JSON keeps "-").
+STDIN_NAME = "<stdin>"
 # The report an experiment writes and a workspace ships beside its answer.
 REPORT_NAME = "bench_report.json"
 

@@ -30,6 +30,7 @@ from .formats import Run, writer
 from .formats.jsonl import Stream, resume_from
 from .options import RerunOptions
 from .paths import key
+from .strings import plural
 from .result import AuditResult
 
 
@@ -81,11 +82,35 @@ def _audit(
     rerun: RerunOptions | None,
     on_result: Callable[[AuditResult], AuditResult],
 ) -> dict[str, AuditResult]:
-    from .progress import progress_bar, rerun_spinner, wanted
-
     tasks = [Task(p, settings.options_for(p)) for p in paths]
     jobs = args.jobs or (1 if rerun is not None else os.cpu_count() or 1)
     out: dict[str, AuditResult] = {}
+    try:
+        _collect(tasks, jobs, args, rerun, on_result, out)
+    except KeyboardInterrupt:
+        raise Interrupted(out, len(tasks)) from None
+    return out
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch, with the results audited before it (the CLI prints them, as pytest does)."""
+
+    def __init__(self, done: dict[str, AuditResult], total: int) -> None:
+        super().__init__(f"{len(done)} of {total} transcripts audited")
+        self.done, self.total = done, total
+        self.run: Run | None = None
+
+
+def _collect(
+    tasks: list[Task],
+    jobs: int,
+    args: SessionOptions,
+    rerun: RerunOptions | None,
+    on_result: Callable[[AuditResult], AuditResult],
+    out: dict[str, AuditResult],
+) -> None:
+    from .progress import progress_bar, rerun_spinner, wanted
+
     # Reruns in this process report their progress to a spinner; worker processes cannot.
     spin = rerun is not None and jobs == 1 and not args.dask and wanted(quiet=args.quiet)
     with rerun_spinner(enabled=spin) as say:
@@ -99,7 +124,6 @@ def _audit(
                 result = on_result(result)
                 out[key(result.source)] = result
                 advance(result)
-    return out
 
 
 def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:
@@ -116,6 +140,10 @@ def run_session(
     """Audit ``paths`` as one batch, write every output, and return the final run."""
     known = _load_baseline(args)
     done = resume_from(args.output) if args.resume else {}
+    if args.resume and not args.quiet:
+        skipped = sum(1 for p in paths if key(p) in done)
+        print(f"auditor: resuming {args.output}: {plural(skipped, 'transcript')} already audited, "
+              f"{len(paths) - skipped} to go", file=sys.stderr)
     with _jsonl_stream(args) as stream:
 
         def handle(result: AuditResult) -> AuditResult:
@@ -125,7 +153,14 @@ def run_session(
                 stream.write_result(result)
             return result
 
-        fresh = _audit([p for p in paths if key(p) not in done], settings, args, rerun, handle)
+        try:
+            fresh = _audit([p for p in paths if key(p) not in done], settings, args, rerun, handle)
+        except Interrupted as stop:
+            if args.format == "text":  # what was audited before Ctrl-C, as pytest prints it
+                partial = [stop.done[key(p)] for p in paths if key(p) in stop.done]
+                stop.run = Run(tuple(partial), None, config=None)
+                _render(stop.run, args)
+            raise
         audited = [done.get(key(p)) or fresh[key(p)] for p in paths]
         results, cross = cross_check(
             audited,
@@ -154,7 +189,8 @@ def _write_baseline(results: Sequence[AuditResult], args: SessionOptions) -> Non
         raise UsageError(f"cannot write baseline {args.write_baseline}: {exc}") from None
     if not args.quiet:
         count = sum(len(r.findings) for r in results)
-        print(f"auditor: recorded {count} findings of {len(results)} transcripts in {args.write_baseline}", file=sys.stderr)
+        print(f"auditor: recorded {plural(count, 'finding')} of {plural(len(results), 'transcript')} "
+              f"in {args.write_baseline}", file=sys.stderr)
 
 
 def _render(run: Run, args: SessionOptions) -> None:

@@ -108,8 +108,14 @@ _BOMS = (
 )
 
 
-def decode_text(data: bytes | str, *, max_bytes: int) -> tuple[str | None, Finding | None]:
-    """Text of a transcript, or the P105 finding that says why there is none."""
+def decode_text(
+    data: bytes | str, *, max_bytes: int, encoding: str | None = None
+) -> tuple[str | None, Finding | None]:
+    """Text of a transcript, or the P105 finding that says why there is none.
+
+    ``encoding`` (``--encoding``) decodes bytes with that codec instead of
+    UTF-8 (a byte-order mark still wins).
+    """
     if isinstance(data, str):
         if len(data) > max_bytes // 4 and len(data.encode("utf-8", "surrogatepass")) > max_bytes:
             return None, _too_large(len(data.encode("utf-8", "surrogatepass")), max_bytes)
@@ -124,7 +130,7 @@ def decode_text(data: bytes | str, *, max_bytes: int) -> tuple[str | None, Findi
     else:
         if len(data) > max_bytes:
             return None, _too_large(len(data), max_bytes)
-        text, problem = _decode_bytes(data)
+        text, problem = _decode_bytes(data, encoding)
         if problem is not None:
             return None, problem
     nul = text.find("\x00")
@@ -136,8 +142,40 @@ def decode_text(data: bytes | str, *, max_bytes: int) -> tuple[str | None, Findi
     return text, None
 
 
-def _decode_bytes(data: bytes) -> tuple[str, Finding | None]:
-    encoding, skip = "utf-8", 0
+# What a file passed by mistake most often is, by its first bytes.
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"%PDF-", "a PDF document"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Microsoft Office document (.doc/.xls)"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"\x7fELF", "an executable (ELF)"),
+    (b"\x80\x04\x95", "a Python pickle"),
+)
+_OFFICE_PARTS = ((b"word/", "a Word document (.docx)"), (b"xl/", "an Excel workbook (.xlsx)"),
+                 (b"ppt/", "a PowerPoint presentation (.pptx)"))
+
+
+def sniff_binary(data: bytes) -> str | None:
+    """What kind of non-text file ``data`` starts like ("a PNG image"), or None."""
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            if what == "a ZIP archive":  # Office Open XML documents are ZIP archives of named parts
+                head = data[:4096]
+                return next((kind for part, kind in _OFFICE_PARTS if part in head), what)
+            return what
+    return None
+
+
+def _decode_bytes(data: bytes, requested: str | None = None) -> tuple[str, Finding | None]:
+    kind = sniff_binary(data)
+    if kind is not None:
+        return "", P105.finding(
+            f"the input is {kind}, not a text transcript: pass the agent's answer as text (.txt, .md or .json)")
+    encoding, skip = requested or "utf-8", 0
     for bom, name in _BOMS:
         if data.startswith(bom):
             encoding, skip = name, len(bom)
@@ -152,10 +190,14 @@ def _decode_bytes(data: bytes) -> tuple[str, Finding | None]:
         offset = skip + exc.start
         bad = data[offset : offset + 1].hex()
         label = "UTF-8" if encoding == "utf-8" else encoding.upper()
+        hint = "" if requested else (
+            "; if the file is in another encoding, name it with --encoding (e.g. --encoding cp1252)")
         return "", P105.finding(
-            f"the input is not valid {label}: byte 0x{bad} at byte offset {offset} ({exc.reason})",
+            f"the input is not valid {label}: byte 0x{bad} at byte offset {offset} ({exc.reason}){hint}",
             claimed=offset,
         )
+    except LookupError:
+        return "", P105.finding(f"unknown text encoding {requested!r} (--encoding)")
 
 
 # --------------------------------------------------------------------------- choosing

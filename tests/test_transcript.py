@@ -289,7 +289,11 @@ def test_p104_in_a_discarded_candidate_is_not_reported():
         (b"", "empty"),
         ("", "empty"),
         (b" \r\n\t\n", "whitespace"),
-        (b"PK\x03\x04\x00\x00binary", "binary"),
+        (b"PK\x03\x04\x00\x00binary", "a ZIP archive, not a text transcript"),
+        (b"PK\x03\x04\x14\x00[Content_Types].xml word/document.xml", "a Word document (.docx)"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "a PNG image"),
+        (b"%PDF-1.7\n", "a PDF document"),
+        (b'{"verdict": "caf\xe9"}', "name it with --encoding"),
         ("text\x00more", "binary"),
         (HEADER.encode("cp1251") + BODY.encode(), "byte offset 0"),
         (b'{"verdict": "caf\xe9"}', "byte 0xe9 at byte offset 16"),
@@ -301,6 +305,17 @@ def test_p105_unreadable_input(data, words):
     finding = only(run(data), "P105")
     assert words in finding.message
     assert finding.severity is Severity.ERROR
+
+
+def test_an_encoding_named_decodes_what_utf8_cannot():
+    from auditor.transcript import decode_text
+
+    data = HEADER.encode("cp1251") + BODY.encode()
+    assert decode_text(data, max_bytes=1 << 20)[0] is None
+    text, problem = decode_text(data, max_bytes=1 << 20, encoding="cp1251")
+    assert problem is None and text.startswith(HEADER)
+    text, problem = decode_text(data, max_bytes=1 << 20, encoding="no-such-codec")
+    assert text is None and "unknown text encoding 'no-such-codec'" in problem.message
 
 
 def test_p105_over_the_size_limit():

@@ -7,6 +7,7 @@ shown as named, never parsed as rich markup."""
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from typing import Any, Iterator
 
@@ -15,6 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..findings import Severity, all_rules
+from ..paths import STDIN, STDIN_NAME
+from ..strings import plural
 from ..result import AuditResult, Status
 from ..verdicts import Verdict, classify_verdict
 from . import Run
@@ -27,6 +30,7 @@ SHORT_VERDICT = {Verdict.BETTER: "better", Verdict.WORSE: "worse", Verdict.NONE:
 TOP_RULES = 5
 MAX_CODES = 3
 NARROW = 100
+SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 
 
 def _verdict(text: Any) -> str:
@@ -42,20 +46,48 @@ def _p(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "—"
 
 
-def _codes(result: AuditResult) -> str:
-    codes = list(dict.fromkeys(f.rule for f in result.findings))
-    shown = " ".join(codes[:MAX_CODES])
-    return shown + (f" +{len(codes) - MAX_CODES}" if len(codes) > MAX_CODES else "")
+def _pair(claimed: str, recomputed: str) -> Text:
+    """One cell for a claim and its recomputation: the value once when they agree, ``claimed→recomputed`` (marked) when not."""
+    if claimed == recomputed or recomputed == "—":
+        return Text(claimed)
+    if claimed == "—":
+        return Text(recomputed)
+    return Text.assemble((f"{claimed}→{recomputed}", "bold red"))
 
 
-def _rules_cell(result: AuditResult) -> str:
-    known = result.baselined
-    return f"{_codes(result)} (+{known} known)".lstrip() if known else _codes(result)
+def _codes(result: AuditResult, limit: int) -> Text:
+    """Rule codes by severity, errors first (in red), then by first appearance; ``+N`` for the rest."""
+    worst: dict[str, Severity] = {}
+    for f in result.findings:
+        if f.rule not in worst or f.severity.rank > worst[f.rule].rank:
+            worst[f.rule] = f.severity
+    codes = sorted(worst, key=lambda code: -worst[code].rank)  # stable: keeps first appearance
+    text = Text()
+    for code in codes[:limit]:
+        text.append(("" if not text else " "))
+        text.append(code, style=SEVERITY_STYLE[worst[code]])
+    if len(codes) > limit:
+        text.append(f" +{len(codes) - limit}", style="dim")
+    if result.baselined:
+        text.append(f" (+{result.baselined} known)", style="dim")
+    return text
+
+
+def _rerun(rerun: dict | None) -> Text:
+    """The rerun's outcome: reproduced or not, with its own verdict when it has one."""
+    if not rerun:
+        return Text("—", style="dim")
+    verdict = _verdict(rerun.get("verdict")) if rerun.get("verdict") is not None else ""
+    cached = " (cached)" if rerun.get("cached") else ""
+    if rerun.get("reproduced"):
+        return Text(f"✓ {verdict}{cached}".rstrip(), style="green")
+    ran = rerun.get("seconds") is not None or rerun.get("cached")
+    return Text(f"✗ {verdict or ('differs' if ran else 'not run')}{cached}", style="bold red")
 
 
 def _common_folder(sources: list[str]) -> str:
     """The folder every source lies in, shown once in the title instead of on every row."""
-    folders = [os.path.dirname(s) for s in sources if s != "-"]
+    folders = [os.path.dirname(s) for s in sources if s != STDIN]
     if len(folders) != len(sources) or not folders:
         return ""
     try:
@@ -65,39 +97,72 @@ def _common_folder(sources: list[str]) -> str:
 
 
 def _row_name(source: str, folder: str) -> str:
+    if source == STDIN:
+        return STDIN_NAME
     return os.path.relpath(source, folder) if folder else source
 
 
+def wrap_path(name: str, width: int) -> str:
+    """``name`` on lines of at most ``width`` characters, broken after a ``/``, or inside a
+    longer folder or file name after ``_ - .``, where it can be."""
+    if width <= 0 or len(name) <= width:
+        return name
+    pieces = []
+    for part in re.findall(r"[^/]+/?|/", name):
+        pieces.extend([part] if len(part) <= width else re.findall(r"[^_.-]+[_.-]?|[_.-]", part))
+    lines, line = [], ""
+    for piece in pieces:
+        if line and len(line) + len(piece) > width:
+            lines.append(line)
+            line = ""
+        while len(piece) > width:  # one piece longer than a line: cut it
+            lines.append(piece[:width])
+            piece = piece[width:]
+        line += piece
+    return "\n".join([*lines, line] if line else lines)
+
+
+def _p_cell(result: AuditResult) -> Text:
+    """The claimed p; ``claimed→recomputed`` (marked) only when a finding says they disagree."""
+    claimed, recomputed = _p((result.claimed or {}).get("p_value")), _p((result.recomputed or {}).get("p_value"))
+    disputed = any(f.pointer.endswith("/p_value") and f.severity is Severity.ERROR for f in result.findings)
+    return _pair(claimed, recomputed) if disputed else Text(claimed if claimed != "—" else recomputed)
+
+
 def results_table(run: Run, width: int = 120) -> Table:
+    """A row per transcript, failures first, the file name last (it takes the room left).
+
+    Claimed and recomputed values share a cell (``better→none`` when they
+    differ); below ``NARROW`` columns one rule code is listed (errors first),
+    so the table stays readable at 80 columns.
+    """
     folder = _common_folder([r.source for r in run.results])
-    title = f"{len(run.results)} transcripts" + (f" in {folder}/" if folder else "")
-    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    table.add_column("file", overflow="fold", min_width=16)
-    table.add_column("status", no_wrap=True)
-    table.add_column("err", justify="right", no_wrap=True)
-    table.add_column("warn", justify="right", no_wrap=True)
-    with_rules = width >= NARROW  # on a narrow terminal the codes give way to the numbers
-    if with_rules:
-        table.add_column("rules", overflow="fold", max_width=19)
-    table.add_column("verdict\nclaimed", no_wrap=True)
-    table.add_column("verdict\nrecomp.", no_wrap=True)
-    table.add_column("p\nclaimed", justify="right", no_wrap=True)
-    table.add_column("p\nrecomp.", justify="right", no_wrap=True)
+    title = plural(len(run.results), "transcript") + (f" in {folder.rstrip('/')}/" if folder else "")
+    with_rerun = any(r.rerun for r in run.results)
+    limit = MAX_CODES if width >= NARROW else 1
     ordered = sorted(run.results, key=lambda r: STATUS_ORDER.get(r.status, 2))  # stable: keeps file order
+    rows = []
     for r in ordered:
         claimed, recomputed = r.claimed or {}, r.recomputed or {}
-        verdicts_differ = claimed and recomputed and _verdict(claimed.get("verdict")) != _verdict(recomputed.get("verdict"))
-        table.add_row(
-            Text(_row_name(r.source, folder)),
+        rows.append([
             Text(r.status.upper(), style=STATUS_STYLE.get(r.status, "")),
             Text(str(r.count(Severity.ERROR)), style="red" if r.count(Severity.ERROR) else "dim"),
             Text(str(r.count(Severity.WARNING)), style="yellow" if r.count(Severity.WARNING) else "dim"),
-            *([Text(_rules_cell(r))] if with_rules else []),
-            Text(_verdict(claimed.get("verdict")), style="red" if verdicts_differ else ""),
-            Text(_verdict(recomputed.get("verdict"))),
-            Text(_p(claimed.get("p_value"))),
-            Text(_p(recomputed.get("p_value"))),
-        )
+            _codes(r, limit),
+            _pair(_verdict(claimed.get("verdict")), _verdict(recomputed.get("verdict"))),
+            _p_cell(r),
+            *([_rerun(r.rerun)] if with_rerun else []),
+        ])
+    headers = ["status", "err", "warn", "rules", "verdict", "p", *(["rerun"] if with_rerun else [])]
+    # Each column is as wide as its widest cell plus padding; the margin covers the edges and rich's rounding.
+    used = sum(max([len(h), *(r[i].cell_len for r in rows)]) + 1 for i, h in enumerate(headers))
+    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  collapse_padding=True)
+    for header in headers:
+        table.add_column(header, no_wrap=True, justify="right" if header in ("err", "warn", "p") else "left")
+    table.add_column("file", overflow="fold")
+    for r, cells in zip(ordered, rows, strict=True):
+        table.add_row(*cells, Text(wrap_path(_row_name(r.source, folder), width - used - 8)))
     return table
 
 
@@ -107,11 +172,11 @@ def _totals(run: Run) -> Text:
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
     warnings = sum(1 for f in findings if f.severity is Severity.WARNING)
     text = Text.assemble(
-        (f"{s['files']} files: ", "bold"),
+        (f"{plural(s['files'], 'file')}: ", "bold"),
         (f"{s['pass']} pass", "green"), ", ",
         (f"{s['fail']} fail", "red" if s["fail"] else ""), ", ",
         (f"{s['error']} error", "magenta" if s["error"] else ""),
-        f" · {errors} errors, {warnings} warnings",
+        f" · {plural(errors, 'error')}, {plural(warnings, 'warning')}",
     )
     known = sum(r.baselined for r in run.results)
     if known:
@@ -160,6 +225,6 @@ def statistics_table(run: Run) -> Table:
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         table.add_row(
             Text(str(n)), Text(code, style="bold"), Text(severity[code]), Text(names.get(code, "")),
-            Text(f"in {files[code]} file(s)"),
+            Text(f"in {plural(files[code], 'file')}"),
         )
     return table
