@@ -173,3 +173,10 @@ def test_ctrl_c_prints_what_was_audited(tmp_path, capsys, monkeypatch) -> None:
     assert code == 130
     assert "2 transcripts" in out and "FAIL" in out  # the two audited before Ctrl-C
     assert "interrupted: 2 of" in err
+
+
+def test_output_into_a_missing_folder_names_the_path_given(tmp_path, capsys) -> None:
+    target = tmp_path / "missing" / "x.json"
+    assert main(["audit", str(SEED_000), "--format", "json", "-o", str(target), "--isolated"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write {target}" in err and "does not exist" in err and ".tmp" not in err
