@@ -180,15 +180,31 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_rule(args: argparse.Namespace) -> int:
-    from .findings import get_rule
+def _find_rule(text: str):  # -> findings.Rule
+    """A rule by code (``A307``, any case) or by name (``p-value-inconsistent``)."""
+    from .findings import all_rules
+    from .option_model import suggest
 
-    try:
-        rule = get_rule(args.code.strip().upper())
-    except KeyError:
-        raise UsageError(f"unknown rule {args.code!r}; `auditor rules` lists them") from None
-    print(f"# {rule.code} {rule.name} ({rule.family}, default severity {rule.severity.value})\n")
-    print(rule.doc)
+    wanted = text.strip()
+    rules = all_rules()
+    for rule in rules:
+        if wanted.upper() == rule.code or wanted.lower() == rule.name:
+            return rule
+    hint = suggest(wanted.upper(), [r.code for r in rules]) or suggest(wanted.lower(), [r.name for r in rules])
+    raise UsageError(f"unknown rule {text!r}{hint}; `auditor rules` lists them")
+
+
+def cmd_rule(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    rule = _find_rule(args.code)
+    console = Console(highlight=False)
+    text = f"# {rule.code} {rule.name}\n\n*{rule.family}, default severity {rule.severity.value}*\n\n{rule.doc}"
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:  # piped or redirected: the markdown itself, for docs and grep
+        print(text)
     return EXIT_OK
 
 

@@ -180,3 +180,23 @@ def test_output_into_a_missing_folder_names_the_path_given(tmp_path, capsys) -> 
     assert main(["audit", str(SEED_000), "--format", "json", "-o", str(target), "--isolated"]) == 2
     err = capsys.readouterr().err
     assert f"cannot write {target}" in err and "does not exist" in err and ".tmp" not in err
+
+
+# -- item 7: rule docs -------------------------------------------------------------------------
+
+
+def test_rule_by_code_or_name_and_a_suggestion(capsys) -> None:
+    assert main(["rule", "p-value-inconsistent"]) == 0
+    by_name = capsys.readouterr().out
+    assert main(["rule", "a307"]) == 0
+    assert capsys.readouterr().out == by_name and by_name.startswith("# A307 p-value-inconsistent")
+    assert main(["rule", "p-valu-inconsistent"]) == 2
+    assert "did you mean 'p-value-inconsistent'" in capsys.readouterr().err
+
+
+def test_rule_docs_render_as_markdown_on_a_terminal(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert main(["rule", "A307"]) == 0
+    out = capsys.readouterr().out
+    assert "What it does" in out and "## What it does" not in out  # headings rendered, not raw
