@@ -6,12 +6,15 @@ configuration) and passed down read-only to every stage.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Literal
 
 from .findings import Severity
 
 MiB = 1024 * 1024
+# Where --rerun runs the experiment: a GPU when torch sees one, or the one named.
+RerunDevice = Literal["auto", "cpu", "cuda"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class AuditOptions:
     max_depth: int = 64
     max_seeds: int = 10_000
     max_prose_chars: int = 100_000
+    # Text encoding of transcripts given as bytes (--encoding); None: UTF-8 (a BOM always wins).
+    encoding: str | None = None
     # Rule selection by code or prefix; empty select means all rules.
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -57,14 +62,14 @@ class AuditOptions:
 class RerunOptions:
     """How ``--rerun`` re-executes the experiment an answer references."""
 
-    device: str = "auto"  # "auto" | "cpu" | "cuda"
+    device: RerunDevice = "auto"
     workspace: str | None = None  # default: the transcript's folder
     timeout: float = 600.0  # wall-clock seconds for the whole process tree
     python: str | None = None  # default: the interpreter running the auditor
     rtol: float | None = None  # default: 1e-5 same device kind, 1e-2 across devices
     memory_bytes: int = 8 * 1024 * MiB
-    max_output_bytes: int = 1 * MiB  # tail of stdout and of stderr kept for findings
-    output_limit_bytes: int = 1024 * MiB  # printed in all before the run is killed
+    output_tail_bytes: int = 1 * MiB  # the last bytes of stdout and of stderr kept for findings
+    output_limit_bytes: int = 1024 * MiB  # the output cap (--max-output): printed in all before the kill
     disk_bytes: int = 2 * 1024 * MiB  # what the run's copy may grow by (a tmpfs: RAM)
     max_processes: int = 1024  # processes and threads of the experiment
     unsafe_no_sandbox: bool = False

@@ -25,6 +25,13 @@ EXPERIMENTS = FIXTURES / "experiments"
 BENCH_SCRIPT = EXPERIMENTS / "clip_honest" / "bench.py"
 MiB = 1024 * 1024
 
+@pytest.fixture(autouse=True)
+def _private_rerun_cache(tmp_path_factory, monkeypatch) -> None:
+    """Each test reruns against an empty cache of its own: never the user's ~/.cache/auditor,
+    and never a result another test left (subprocesses inherit the variable)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
 # --rerun for real needs bubblewrap (and torch for the torch experiments); in CI these never skip.
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap (never skipped in CI)"

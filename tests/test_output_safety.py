@@ -225,7 +225,7 @@ def test_huge_integer_in_the_rerun_report_is_R804_not_X000() -> None:
 
 
 def test_rerun_comparison_records_only_finite_numbers() -> None:
-    from auditor.rerun import _compare, _empty_record
+    from auditor.rerun import RerunRecord, _compare
     from auditor.rerun.sandbox import Outcome
 
     document = load_answer("fabricated")
@@ -235,11 +235,10 @@ def test_rerun_comparison_records_only_finite_numbers() -> None:
         report["idea"]["full"]["per_seed"][0] = second
         data = json.dumps({"bench_report": report}).encode()
         outcome = Outcome(0, None, False, False, 1.0, "", "", 0, data, None)
-        record = _empty_record(RerunOptions())
-        record["device"] = "cpu"
-        found = _compare(document, outcome, RerunOptions(device="cpu"), AuditOptions(), record)
+        record = RerunRecord(sandbox="bubblewrap", device="cpu")
+        found, record = _compare(document, outcome, RerunOptions(device="cpu"), AuditOptions(), record)
         assert "R804" in {f.rule for f in found}
-        json.dumps(record, allow_nan=False)  # no inf or NaN reaches the JSON output
+        json.dumps(record.to_dict(), allow_nan=False)  # no inf or NaN reaches the JSON output
         json.dumps([f.to_dict() for f in found], allow_nan=False)
 
 

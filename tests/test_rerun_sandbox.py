@@ -34,6 +34,7 @@ TORCH_EXPERIMENTS = ("clip_honest", "clip_noop", "adamw_honest", "edited_numbers
 def rerun(name: str, document: dict | None = None, workspace: Path | None = None, **overrides):
     overrides.setdefault("device", "cpu")
     overrides.setdefault("timeout", 180)
+    overrides.setdefault("use_cache", False)  # every test runs the sandbox (the cache: test_rerun_cache.py)
     options = RerunOptions(**overrides)
     folder = workspace or EXPERIMENTS / name
     return run_and_compare(document or load_answer(name), str(folder / "answer.txt"), options, AuditOptions())

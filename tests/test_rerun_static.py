@@ -7,6 +7,7 @@ tests need neither bubblewrap nor torch.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from conftest import BENCH_SCRIPT, EXPERIMENTS, experiment_workspace, load_answe
 
 
 def rerun(document: dict, workspace: Path, **overrides) -> tuple[list, dict]:
-    options = RerunOptions(device="cpu", timeout=30, **overrides)
+    options = RerunOptions(device="cpu", timeout=30, **{"use_cache": False, **overrides})
     return run_and_compare(document, str(workspace / "answer.txt"), options, AuditOptions())
 
 
@@ -126,7 +127,7 @@ def test_missing_file_is_r801_and_nothing_runs(tmp_path: Path) -> None:
 
 
 def test_stdin_without_workspace_is_r801() -> None:
-    options = RerunOptions(device="cpu")
+    options = RerunOptions(device="cpu", use_cache=False)
     findings, _ = run_and_compare(load_answer("clip_honest"), None, options, AuditOptions())
     assert rules_of(findings) == ["R801"] and "--workspace" in findings[0].message
 
@@ -245,7 +246,7 @@ def test_r8_rules_are_errors() -> None:
 
 
 def test_missing_bubblewrap_is_refused_with_the_package_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     sandbox.find_bubblewrap.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable, match="bubblewrap") as caught:

@@ -42,6 +42,7 @@ def rerun(name: str, *, how_to_run: str | None = None, workspace: Path | None = 
         document["how_to_run"] = how_to_run
     overrides.setdefault("device", "cpu")
     overrides.setdefault("timeout", 30)
+    overrides.setdefault("use_cache", False)  # every test runs the sandbox (the cache: test_rerun_cache.py)
     folder = workspace or EXPERIMENTS / name
     return run_and_compare(document, str(folder / "answer.txt"), RerunOptions(**overrides), AuditOptions())
 

@@ -64,6 +64,7 @@ def run_script(tmp_path: Path, source: str, *, data: object = None, args: str = 
     document.update(how_to_run=f"python3 hostile.py {args}".strip(), files=files)
     overrides.setdefault("device", "cpu")
     overrides.setdefault("timeout", 30)
+    overrides.setdefault("use_cache", False)  # every test runs the sandbox (the cache: test_rerun_cache.py)
     return run_and_compare(document, str(workspace / "answer.txt"), RerunOptions(**overrides), AuditOptions())
 
 

@@ -50,6 +50,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="handing files to othe
 def rerun(document: dict, transcript: Path, **overrides):
     overrides.setdefault("device", "cpu")
     overrides.setdefault("timeout", 60)
+    overrides.setdefault("use_cache", False)  # every test runs the sandbox (the cache: test_rerun_cache.py)
     return run_and_compare(document, str(transcript), RerunOptions(**overrides), AuditOptions())
 
 
@@ -334,7 +335,7 @@ from auditor.options import AuditOptions, RerunOptions
 from auditor.rerun import run_and_compare
 with open(sys.argv[1]) as f:
     document = json.load(f)
-run_and_compare(document, sys.argv[2], RerunOptions(device="cpu", timeout=300), AuditOptions())
+run_and_compare(document, sys.argv[2], RerunOptions(device="cpu", timeout=300, use_cache=False), AuditOptions())
 """
 
 

@@ -12,20 +12,39 @@ owner may not read, links, oversized files, refused workspaces: R801/R802),
 then the interpreter is refused if it lies in the workspace (R802), probed in
 the sandbox, checked again against what it reported, and only then are the
 files copied to a stage and the experiment run.
+
+With the rerun cache (:mod:`.cache`, on unless ``use_cache`` is off), an
+experiment whose files, command, device, interpreter and limits are unchanged
+is not run again: its stored outcome is judged like a live one, and the record
+says ``"cached": true``; the probe's answer is remembered too (:mod:`.probe_memo`).
+The record (:class:`~.record.RerunRecord`) also carries the rerun's own per-seed
+values and the statistics recomputed from them.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ..findings import Finding
 from ..options import AuditOptions, RerunOptions
-from ..rules.rerun import R801, R802, R803, R806, R807
-from . import compare, sandbox
+from ..rules.rerun import R801, R802, R806, R807
+from . import cache, compare, probe_memo, sandbox
 from .command import Command, CommandRefused, parse_how_to_run
-from .device import DeviceUnavailable, choose_device, interpreter_refusal, probe_interpreter, resolve_python
+from .device import (
+    Device,
+    DeviceUnavailable,
+    Interpreter,
+    choose_device,
+    interpreter_refusal,
+    probe_interpreter,
+    resolve_python,
+)
+from .failure import failure_finding, with_tail
+from .record import RerunRecord
 from .sandbox import Outcome, SandboxUnavailable
 from .workspace import (
     REPORT_NAME,
@@ -37,10 +56,9 @@ from .workspace import (
     workspace_root,
 )
 
-__all__ = ["DeviceUnavailable", "SandboxUnavailable", "run_and_compare"]
+__all__ = ["DeviceUnavailable", "RerunRecord", "SandboxUnavailable", "run_and_compare"]
 
 Progress = Callable[[str], None]
-LOG_TAIL_CHARS = 1500
 
 
 def run_and_compare(
@@ -51,41 +69,17 @@ def run_and_compare(
 ) -> tuple[list[Finding], dict]:
     """Rerun the answer's ``how_to_run`` on a copy of its ``files``; findings and the ``rerun`` record."""
     say = rerun.progress or (lambda _message: None)
-    record = _empty_record(rerun)
+    record = RerunRecord.start(rerun)
     if not isinstance(document, dict) or not document.get("how_to_run"):
         return [R802.finding("the answer has no how_to_run: there is no command to rerun",
-                             pointer="/how_to_run")], record
+                             pointer="/how_to_run")], record.to_dict()
     findings: list[Finding] = []
     command = _parse_command(document["how_to_run"], findings)
     ws = _check_workspace(document, transcript_path, rerun, command, findings, options)
     if command is None or ws is None or _blocking(findings):
-        return findings, record
-    findings += _execute(document, command, ws, rerun, options, record, say)
-    return findings, record
-
-
-def _empty_record(rerun: RerunOptions) -> dict[str, Any]:
-    return {
-        "device": None,
-        "torch_version": None,
-        "seconds": None,
-        "exit_code": None,
-        "signal": None,
-        "timed_out": False,
-        "output_capped": False,
-        "output_bytes": None,
-        "max_rel_diff": {"baseline": None, "idea": None},
-        "rtol": None,
-        "claimed_device": None,
-        "verdict": None,
-        "report_source": None,
-        "reproduced": False,
-        "command": [],
-        "python": None,
-        "sandbox": "none" if rerun.unsafe_no_sandbox else "bubblewrap",
-        "sandbox_uid": None,
-        "limits": None,
-    }
+        return findings, record.to_dict()
+    found, record = _execute(document, command, ws, rerun, options, record, say)
+    return findings + found, record.to_dict()
 
 
 def _parse_command(how_to_run: object, findings: list[Finding]) -> Command | None:
@@ -139,56 +133,111 @@ def _blocking(findings: list[Finding]) -> bool:
 
 
 def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOptions, options: AuditOptions,
-             record: dict[str, Any], say: Progress) -> list[Finding]:
+             record: RerunRecord, say: Progress) -> tuple[list[Finding], RerunRecord]:
     bwrap = None if rerun.unsafe_no_sandbox else sandbox.find_bubblewrap()
     python = resolve_python(rerun.python)
-    record.update(python=python)
+    record = replace(record, python=python)
     refusal = interpreter_refusal(python, ws.roots)
     if refusal is not None:
-        return [R802.finding(refusal, pointer="/how_to_run", claimed=python)]
-    say(f"rerun: asking {python} for torch and its devices (in the sandbox)")
-    interpreter = probe_interpreter(python, bwrap, _limits(rerun, options, "AS"))
+        return [R802.finding(refusal, pointer="/how_to_run", claimed=python)], record
+    interpreter = _interpreter(python, bwrap, rerun, options, say)
     refusal = interpreter_refusal(python, ws.roots, interpreter)
     if refusal is not None:
-        return [R802.finding(refusal, pointer="/how_to_run", claimed=python)]
+        return [R802.finding(refusal, pointer="/how_to_run", claimed=python)], record
     device = choose_device(rerun.device, interpreter)
     argv = command.argv(python)
     limits = _limits(rerun, options, device.memory_resource)
-    record.update(device=device.kind, torch_version=interpreter.torch_version, command=argv, python=python,
-                  sandbox_uid=bwrap.experiment_uid if bwrap else os.getuid(), limits=_limits_record(limits, bwrap))
+    record = replace(record, device=device.kind, torch_version=interpreter.torch_version, command=tuple(argv),
+                     sandbox_uid=bwrap.experiment_uid if bwrap else os.getuid(),
+                     limits=_limits_record(limits, bwrap))
     say(f"rerun: copying {len(ws.files)} file(s) to a fresh folder")
     try:
         stage = copy_for_run(ws, rerun.timeout)
     except OSError as exc:
         return [R801.finding(f"the workspace files could not be copied for the run: {exc.strerror or exc}",
-                             pointer="/files")]
+                             pointer="/files")], record
     try:
-        experiment = sandbox.Experiment(
-            python=python, command=argv, stage=stage, report_name=REPORT_NAME, device_env=device.env,
-            device_nodes=device.device_nodes, keep_paths=interpreter.paths,
-        )
-        say(f"rerun: running {' '.join(argv[1:])} on {device.kind} (timeout {rerun.timeout:g} s)")
-        outcome = sandbox.run(bwrap, experiment, limits)
-        held = outcome.confinement
-        record.update(seconds=round(outcome.seconds, 3), exit_code=outcome.exit_code, signal=outcome.signal,
-                      timed_out=outcome.timed_out, output_capped=outcome.output_capped,
-                      output_bytes=outcome.output_bytes)
-        if held.sandbox_uid is not None:
-            record["sandbox_uid"] = held.sandbox_uid
-        record["host_uid"] = held.host_uid
-        record["limits"] = {**_limits_record(limits, bwrap, held), **held.to_record()}
-        if not outcome.ok:
-            return [_failure_finding(outcome, limits, bwrap)]
-        say("rerun: comparing the regenerated report with the claim")
-        return _compare(document, outcome, rerun, options, record)
+        run = _Run(python, argv, stage, device, interpreter, limits, bwrap)
+        outcome, cached = _outcome(run, [n for n in ws.files if n != REPORT_NAME], rerun, say)
     finally:
         remove_copy(stage)
+    record = _with_outcome(record, outcome, limits, bwrap, cached)
+    if not outcome.ok:
+        return [failure_finding(outcome, limits, bwrap)], record
+    say("rerun: comparing the regenerated report with the claim")
+    return _compare(document, outcome, rerun, options, record)
+
+
+def _interpreter(python: str, bwrap: sandbox.Bubblewrap | None, rerun: RerunOptions, options: AuditOptions,
+                 say: Progress) -> Interpreter:
+    """The probe's answer: remembered with the rerun cache (see :mod:`.probe_memo`), else asked for."""
+    folder = cache.entries_folder(rerun.cache_dir)
+    known = probe_memo.recall(folder, python, bwrap) if rerun.use_cache else None
+    if known is not None:
+        return known
+    say(f"rerun: asking {python} for torch and its devices (in the sandbox)")
+    interpreter = probe_interpreter(python, bwrap, _limits(rerun, options, "AS"))
+    if rerun.use_cache:
+        probe_memo.remember(folder, python, bwrap, interpreter)
+    return interpreter
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One experiment ready to run: the command on its staged copy, where and under what limits."""
+
+    python: str
+    argv: list[str]
+    stage: Path
+    device: Device
+    interpreter: Interpreter
+    limits: sandbox.Limits
+    bwrap: sandbox.Bubblewrap | None
+
+
+def _outcome(run: _Run, names: list[str], rerun: RerunOptions, say: Progress) -> tuple[Outcome, bool]:
+    """The run's outcome, from the cache when an intact entry has its key; whether it came from there.
+
+    Without ``use_cache`` (``--no-cache``) the cache is neither read nor written: the experiment runs.
+    """
+    folder = cache.entries_folder(rerun.cache_dir)
+    key = None
+    if rerun.use_cache:
+        key = cache.run_key(cache.file_digests(run.stage, names), run.argv, run.device.kind,
+                            cache.interpreter_identity(run.python, run.interpreter.torch_version), run.limits,
+                            sandboxed=run.bwrap is not None)
+        stored = cache.load(folder, key)
+        if stored is not None:
+            say(f"rerun: {' '.join(run.argv[1:])} on {run.device.kind}: unchanged, taken from the cache")
+            return stored, True
+    experiment = sandbox.Experiment(
+        python=run.python, command=run.argv, stage=run.stage, report_name=REPORT_NAME,
+        device_env=run.device.env, device_nodes=run.device.device_nodes, keep_paths=run.interpreter.paths,
+    )
+    say(f"rerun: running {' '.join(run.argv[1:])} on {run.device.kind} (timeout {rerun.timeout:g} s)")
+    outcome = sandbox.run(run.bwrap, experiment, run.limits)
+    if key is not None:
+        cache.store(folder, key, outcome)  # best effort: an unwritable cache never fails the audit
+    return outcome, False
+
+
+def _with_outcome(record: RerunRecord, outcome: Outcome, limits: sandbox.Limits,
+                  bwrap: sandbox.Bubblewrap | None, cached: bool) -> RerunRecord:
+    """The record once the experiment ran (or its stored run was taken): how it ended and was held."""
+    held = outcome.confinement
+    return replace(
+        record, seconds=round(outcome.seconds, 3), exit_code=outcome.exit_code, signal=outcome.signal,
+        timed_out=outcome.timed_out, output_capped=outcome.output_capped, output_bytes=outcome.output_bytes,
+        sandbox_uid=held.sandbox_uid if held.sandbox_uid is not None else record.sandbox_uid,
+        host_uid=held.host_uid, started=True, limits={**_limits_record(limits, bwrap, held), **held.to_record()},
+        cached=cached,
+    )
 
 
 def _limits(rerun: RerunOptions, options: AuditOptions, memory_resource: str) -> sandbox.Limits:
     return sandbox.Limits(
         timeout=rerun.timeout, memory_bytes=rerun.memory_bytes, memory_resource=memory_resource,
-        max_output_bytes=rerun.max_output_bytes, output_limit_bytes=rerun.output_limit_bytes,
+        output_tail_bytes=rerun.output_tail_bytes, output_limit_bytes=rerun.output_limit_bytes,
         disk_bytes=rerun.disk_bytes, max_processes=rerun.max_processes, max_report_bytes=options.max_bytes,
     )
 
@@ -205,62 +254,6 @@ def _limits_record(
         "file_bytes": limits.max_file_bytes,
         "output_bytes": limits.output_limit_bytes,
     }
-
-
-def _failure_finding(outcome: Outcome, limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None) -> Finding:
-    if outcome.timed_out:
-        what = f"ran past the {limits.timeout:g} s timeout; the whole process tree was killed"
-    elif outcome.output_capped:
-        what = (f"printed more than {_size(limits.output_limit_bytes)} (the output cap, --max-output); "
-                "the whole process tree was killed")
-    elif outcome.signal == "SIGXFSZ":
-        what = f"was killed by SIGXFSZ: a file reached the {_size(limits.max_file_bytes)} file size cap"
-    elif outcome.signal:
-        what = f"was killed by {outcome.signal}"
-    else:
-        what = f"exited with code {outcome.exit_code}"
-    what += _cap_hint(_log_tail(outcome), limits, bwrap, outcome.confinement)
-    return R803.finding(_with_tail(f"the rerun {what} after {outcome.seconds:.1f} s", outcome),
-                        pointer="/how_to_run", claimed=outcome.exit_code, recomputed=outcome.signal)
-
-
-def _cap_hint(
-    tail: str, limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None, held: sandbox.Confinement | None = None
-) -> str:
-    """Which cap the run's own error messages (or the cgroup's counters) point to, if any."""
-    hints = []
-    if held is not None and held.oom_kills > 0 and held.memory_total_bytes:
-        hints.append(f"the kernel killed {held.oom_kills} process(es) at the run's memory cap of "
-                     f"{_size(held.memory_total_bytes)} in all (--memory plus its tmpfs, memfd and kernel memory "
-                     "included)")
-    elif any(sign in tail for sign in ("MemoryError", "bad_alloc", "Cannot allocate memory", "out of memory")):
-        hints.append(f"the memory cap is {_size(limits.memory_bytes)}, --memory")
-    if "No space left on device" in tail or "File too large" in tail:
-        disk = f"{_size(limits.disk_bytes)} on top of its files, --disk" if bwrap else "not capped unsandboxed"
-        hints.append(f"the run's copy may grow by {disk}; /tmp and /dev/shm hold "
-                     f"{_size(limits.scratch_bytes)} each; one file at most {_size(limits.max_file_bytes)}")
-    if (held is not None and held.processes_refused > 0) or (
-        bwrap is not None and ("Resource temporarily unavailable" in tail or "can't start new thread" in tail)
-    ):
-        hints.append(f"the process cap is {limits.max_processes} processes and threads, --max-processes")
-    return f" ({'; '.join(hints)})" if hints else ""
-
-
-def _size(count: int) -> str:
-    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if count >= size:
-            return f"{count / size:g} {unit}"
-    return f"{count} bytes"
-
-
-def _log_tail(outcome: Outcome) -> str:
-    text = outcome.stderr.strip() or outcome.stdout.strip()
-    return text[-LOG_TAIL_CHARS:]
-
-
-def _with_tail(message: str, outcome: Outcome) -> str:
-    tail = _log_tail(outcome)
-    return f"{message}; output tail:\n{tail}" if tail else message
 
 
 def _rerun_report(outcome: Outcome, options: AuditOptions) -> tuple[dict | None, str]:
@@ -281,20 +274,26 @@ def _rerun_report(outcome: Outcome, options: AuditOptions) -> tuple[dict | None,
 
 
 def _compare(document: dict, outcome: Outcome, rerun: RerunOptions, options: AuditOptions,
-             record: dict[str, Any]) -> list[Finding]:
+             record: RerunRecord) -> tuple[list[Finding], RerunRecord]:
     report, source = _rerun_report(outcome, options)
     if report is None:
-        message = _with_tail(f"the rerun exited 0 but {REPORT_NAME} {source}", outcome)
-        return [R807.finding(message, pointer="/how_to_run")]
+        message = with_tail(f"the rerun exited 0 but {REPORT_NAME} {source}", outcome)
+        return [R807.finding(message, pointer="/how_to_run")], record
     claimed = document.get("bench_report") if isinstance(document.get("bench_report"), dict) else {}
     claim_device = compare.claimed_device(document)
-    rtol = compare.choose_rtol(rerun.rtol, claim_device, record["device"])
+    rtol = compare.choose_rtol(rerun.rtol, claim_device, record.device)
     arms = [compare.compare_arm(arm, claimed, report, rtol) for arm in compare.ARMS]
-    verdict = compare.rerun_verdict(claimed, report, options)
+    statistics = compare.rerun_statistics(claimed, report, options)
+    verdict = statistics.verdict if statistics is not None else None
     found = [compare.numbers_finding(c, rtol) for c in arms] + [compare.verdict_finding(claimed, verdict)]
     found = [f for f in found if f is not None]
-    record.update(
-        max_rel_diff={c.arm: c.max_rel_diff for c in arms}, rtol=rtol, claimed_device=claim_device,
+    baseline, _ = compare.arm_values(report, "baseline")
+    idea, _ = compare.arm_values(report, "idea")
+    record = replace(
+        record, max_rel_diff={c.arm: c.max_rel_diff for c in arms}, rtol=rtol, claimed_device=claim_device,
         verdict=verdict.value if verdict else None, report_source=source, reproduced=not found,
+        baseline=tuple(baseline) if baseline is not None else None, idea=tuple(idea) if idea is not None else None,
+        p_value=statistics.p_value if statistics is not None else None,
+        delta_mean=statistics.delta_mean if statistics is not None else None,
     )
-    return found
+    return found, record

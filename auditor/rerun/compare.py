@@ -24,10 +24,10 @@ import numpy as np
 
 from ..findings import Finding
 from ..model import is_number, join_pointer
-from ..paths import REPORT_NAME
 from ..options import AuditOptions
+from ..paths import REPORT_NAME
 from ..rules.rerun import R804, R805, R806
-from ..stats import NonFiniteStatistics, recompute
+from ..stats import NonFiniteStatistics, Recomputed, recompute
 from ..verdicts import Verdict, classify_verdict
 
 ARMS = ("baseline", "idea")
@@ -62,7 +62,7 @@ def claimed_device(document: dict[str, Any]) -> str | None:
     return None
 
 
-def choose_rtol(explicit: float | None, claim_device: str | None, rerun_device: str) -> float:
+def choose_rtol(explicit: float | None, claim_device: str | None, rerun_device: str | None) -> float:
     if explicit is not None:
         return explicit
     same = (claim_device or PRESUMED_CLAIM_DEVICE) == rerun_device
@@ -239,8 +239,11 @@ def numbers_finding(cmp: ArmComparison, rtol: float) -> Finding | None:
 # -- verdict ------------------------------------------------------------------------------
 
 
-def rerun_verdict(claimed: dict[str, Any], rerun: dict[str, Any], options: AuditOptions) -> Verdict | None:
-    """The verdict the static recomputation gives on the rerun's per-seed numbers."""
+def rerun_statistics(claimed: dict[str, Any], rerun: dict[str, Any], options: AuditOptions) -> Recomputed | None:
+    """The static recomputation (p-value, mean difference, verdict) on the rerun's per-seed numbers.
+
+    None when they cannot be paired: missing, unequal counts, or too many seeds.
+    """
     baseline, _ = arm_values(rerun, "baseline")
     idea, _ = arm_values(rerun, "idea")
     if not baseline or not idea or len(baseline) != len(idea):
@@ -249,14 +252,19 @@ def rerun_verdict(claimed: dict[str, Any], rerun: dict[str, Any], options: Audit
         return None
     direction = claimed.get("metric_direction", rerun.get("metric_direction"))
     try:
-        result = recompute(
+        return recompute(
             np.asarray(baseline), np.asarray(idea), lower_is_better=direction != "higher is better",
             alpha=options.alpha, exact_max_n=options.exact_max_n, resamples=options.resamples,
             seed=options.random_seed,
         )
     except NonFiniteStatistics:  # values near the float range: R804 already says they differ
         return None
-    return result.verdict
+
+
+def rerun_verdict(claimed: dict[str, Any], rerun: dict[str, Any], options: AuditOptions) -> Verdict | None:
+    """The verdict the static recomputation gives on the rerun's per-seed numbers."""
+    statistics = rerun_statistics(claimed, rerun, options)
+    return statistics.verdict if statistics is not None else None
 
 
 def verdict_finding(claimed: dict[str, Any], verdict: Verdict | None) -> Finding | None:

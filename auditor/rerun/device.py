@@ -29,11 +29,17 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal, get_args
 
+from ..options import RerunDevice
 from . import sandbox
 from .sandbox import SandboxUnavailable
+from .spec import MemoryResource
+from .stage import make_stage, remove_copy
 
-DEVICES = ("auto", "cpu", "cuda")
+DEVICES: tuple[RerunDevice, ...] = get_args(RerunDevice)
+# The device an experiment runs on.
+DeviceKind = Literal["cpu", "cuda"]
 # Variables that select or configure accelerators; passed through from the
 # auditor's environment for GPU runs (the scrubbed sandbox sees nothing else).
 DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
@@ -82,12 +88,12 @@ class Interpreter:
 
 @dataclass(frozen=True)
 class Device:
-    kind: str  # "cpu" | "cuda"
+    kind: DeviceKind
     env: dict[str, str]
     device_nodes: tuple[str, ...]  # /dev entries to expose in the sandbox
     # RLIMIT_AS breaks CUDA, which reserves huge virtual address ranges; GPU
     # runs are capped on RLIMIT_DATA (private writable memory) instead.
-    memory_resource: str  # "AS" | "DATA"
+    memory_resource: MemoryResource
 
 
 def resolve_python(python: str | None) -> str:
@@ -197,8 +203,6 @@ def clear_probe_cache() -> None:
 
 def _probe(python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bubblewrap | None,
            limits: sandbox.Limits | None) -> Interpreter:
-    from .workspace import make_stage, remove_copy  # workspace imports sandbox too; keep the order simple
-
     nodes = gpu_device_nodes()
     resource = "DATA" if nodes else "AS"
     base = limits or sandbox.Limits(timeout=PROBE_TIMEOUT_S, memory_bytes=8 * sandbox.GiB)
