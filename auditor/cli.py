@@ -128,6 +128,18 @@ def _announce_config(settings, cli) -> None:  # settings: config.Settings, cli: 
         )
 
 
+def _note_partial_batch(given: Sequence[str], paths: Sequence[str], cli) -> None:  # cli: option_model.CommandLine
+    """Files named one by one (a pre-commit hook's staged files) are not the whole batch: say
+    that the cross-answer checks and their false-discovery rate saw only these."""
+    import os
+
+    if len(paths) < 2 or any(p != "-" and os.path.isdir(p) for p in given) or (cli.format or "text") != "text":
+        return
+    print(f"auditor: note: the cross-answer checks (X9xx) and their false-discovery rate saw only the "
+          f"{len(paths)} files given; they need the whole batch: run `auditor audit FOLDER` on the folder",
+          file=sys.stderr)
+
+
 def _gate_fails(results, options) -> bool:  # results: Sequence[AuditResult], options: AuditOptions
     """The exit status: a result fails ``--fail-on``, or holds an error the guard always fails."""
     from .findings import Severity
@@ -150,6 +162,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not paths:
         raise UsageError("no transcripts found in the given paths")
     _announce_config(settings, cli)
+    _note_partial_batch(args.paths, paths, cli)
     session = SessionOptions(
         format=cli.format or "text", output=cli.output, resume=bool(cli.resume), jobs=cli.jobs, dask=cli.dask,
         quiet=bool(cli.quiet), statistics=bool(cli.statistics), baseline=cli.baseline,

@@ -203,7 +203,7 @@ def resolve(config: Config, cli: CommandLine | None = None) -> Settings:
     ignore = (*(cli.ignore if "ignore" in given else rules.ignore or ()), *(cli.extend_ignore or ()))
     file, defaults = config.options, AuditOptions()
     thresholds = file.thresholds.model_dump(exclude_none=True) if file.thresholds else {}
-    limits = {name: getattr(cli, name) for name in ("max_bytes", "max_depth", "max_seeds") if name in given}
+    limits = {name: getattr(cli, name) for name in ("max_bytes", "max_depth", "max_seeds", "encoding") if name in given}
     options = replace(
         defaults,
         select=tuple(dict.fromkeys(select)),

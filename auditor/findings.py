@@ -62,13 +62,11 @@ FAMILIES = {
 
 
 class Severity(str, enum.Enum):
+    """How bad a finding is; ``rank`` orders them (an ERROR fails the answer under the default ``fail-on``)."""
+
     INFO = "info"
     WARNING = "warning"
     ERROR = "error"
-
-    @property
-    def rank(self) -> int:
-        return _SEVERITY_RANK[self]
 
     @classmethod
     def parse(cls, text: str) -> "Severity":
@@ -76,6 +74,10 @@ class Severity(str, enum.Enum):
             return cls(text.strip().lower())
         except ValueError:
             raise ValueError(f"unknown severity {text!r}; expected info, warning or error") from None
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
 
 
 _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
@@ -109,7 +111,12 @@ class Finding:
     ``pointer`` is an RFC 6901 JSON Pointer into the answer object as written
     (``/bench_report/comparison/p_value``), or ``""`` for the whole input.
     ``claimed`` and ``recomputed`` hold the two values being compared, when the
-    finding is a comparison.
+    finding is a comparison.  ``line`` and ``column`` (1-based, columns in
+    characters) place the pointer's value in the transcript's text; they are
+    None until the audit has located them (:mod:`auditor.locate`), and for
+    findings no transcript text stands behind.  They are not part of a
+    finding's identity: re-indenting an answer moves its findings without
+    making them different ones (as the baseline's fingerprint also holds).
     """
 
     rule: str
@@ -118,6 +125,8 @@ class Finding:
     pointer: str = ""
     claimed: Any = None
     recomputed: Any = None
+    line: int | None = field(default=None, compare=False)
+    column: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "claimed", _jsonable(self.claimed))
@@ -131,6 +140,8 @@ class Finding:
             "pointer": self.pointer,
             "claimed": self.claimed,
             "recomputed": self.recomputed,
+            "line": self.line,
+            "column": self.column,
         }
 
     @classmethod
@@ -142,6 +153,8 @@ class Finding:
             pointer=data.get("pointer", ""),
             claimed=data.get("claimed"),
             recomputed=data.get("recomputed"),
+            line=data.get("line"),
+            column=data.get("column"),
         )
 
 
@@ -190,6 +203,18 @@ class Rule:
         """A finding of this rule, at its default severity unless ``severity`` is given."""
         return Finding(self.code, severity or self.severity, message, pointer, claimed, recomputed)
 
+    def correction(self, message: str, value: Any, *, pointer: str, claimed: Any = None, shown: str = "") -> Finding:
+        """A finding whose fix is to write ``value`` at ``pointer``: its message ends "; set it to <value>".
+
+        ``shown`` is how the message spells ``value`` (``"no_effect"`` quoted, ``false``
+        in JSON's words), when not as ``str(value)``.  Rules that know the right
+        value of a field advise it through here, in one phrasing, so the advice
+        of one answer's findings reads (and can be checked) alike.
+        """
+        return self.finding(
+            f"{message}; set it to {shown or value}", pointer=pointer, claimed=claimed, recomputed=value
+        )
+
 
 def check_rule(code: str, name: str, severity: Severity) -> Callable[[CheckFn], Rule]:
     """Declare the check rule ``code`` whose check is the decorated ``fn(ctx) -> Iterable[Finding]``.
@@ -221,6 +246,9 @@ def _collect(module_name: str) -> None:
         known = REGISTRY.get(value.code)
         if known is not None and known is not value:
             raise RuntimeError(f"rule {value.code} is defined twice (again in {module_name})")
+        namesake = next((r for r in REGISTRY.values() if r.name == value.name and r is not value), None)
+        if namesake is not None:
+            raise RuntimeError(f"rules {namesake.code} and {value.code} share the name {value.name!r}")
         REGISTRY[value.code] = value
 
 
@@ -242,11 +270,18 @@ def load_rules() -> dict[str, Rule]:
     return REGISTRY
 
 
-def get_rule(code: str) -> Rule:
-    try:
-        return load_rules()[code.upper()]
-    except KeyError:
-        raise KeyError(f"unknown rule {code!r}") from None
+def get_rule(code_or_name: str) -> Rule:
+    """The rule with this code (``A307``, any case) or this name (``p-value-inconsistent``).
+
+    Codes and names cannot collide: a code is a letter and digits, a name
+    kebab-case words, and :func:`load_rules` refuses two rules of one name.
+    """
+    rules = load_rules()
+    key = code_or_name.strip()
+    rule = rules.get(key.upper()) or next((r for r in rules.values() if r.name == key.lower()), None)
+    if rule is None:
+        raise KeyError(f"unknown rule {code_or_name!r}")
+    return rule
 
 
 def all_rules() -> list[Rule]:

@@ -154,6 +154,15 @@ def _per_file_ignores(raw: Any) -> dict[str, tuple[str, ...]]:
     return {glob: _codes(codes) for glob, codes in raw.items()}
 
 
+def _encoding(raw: Any) -> str:
+    import codecs
+
+    try:
+        return codecs.lookup(str(raw)).name
+    except LookupError:
+        raise ValueError(f"unknown text encoding {raw!r}") from None
+
+
 def _details(raw: Any) -> str:
     text = str(raw).strip().lower()
     if text == "all" or (text.isdigit() and int(text) >= 0):
@@ -228,7 +237,7 @@ class CommandLine(FileOptions):
     exit_zero: bool | None = _opt("exit 0 even when transcripts fail")
     details: Annotated[str, BeforeValidator(_details)] | None = _opt(
         "failures explained in full below a batch table: a number or 'all' (default 5)", metavar="N|all")
-    encoding: str | None = _opt("text encoding of the transcripts (default utf-8)", metavar="CODEC")
+    encoding: Annotated[str, BeforeValidator(_encoding)] | None = _opt("text encoding of the transcripts (default utf-8)", metavar="CODEC")
     max_bytes: PositiveInt | None = _opt("largest input read, in bytes (default 16 MiB)", metavar="BYTES")
     max_depth: PositiveInt | None = _opt("deepest JSON nesting accepted (default 64)", metavar="N")
     max_seeds: PositiveInt | None = _opt("most per-seed values recomputed (default 10,000)", metavar="N")

@@ -35,6 +35,9 @@ class Status(enum.StrEnum):
     PASS = "pass"  # nothing at or above --fail-on
     FAIL = "fail"  # a finding at or above --fail-on, or an error the guard always fails
     ERROR = "error"  # the transcript could not be audited (nothing recomputed)
+    # An ordinary file (a README, a package.json) with no answer in it: counted, never reported
+    # as a result (auditor.transcript.holds_an_answer).
+    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from .formats.jsonl import Stream, resume_from
 from .options import RerunOptions
 from .paths import key
 from .strings import plural
-from .result import AuditResult
+from .result import AuditResult, Status
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,8 @@ def run_session(
     with _jsonl_stream(args) as stream:
 
         def handle(result: AuditResult) -> AuditResult:
+            if result.status is Status.SKIPPED:
+                return result
             if known is not None:
                 result = known.apply(result, settings.options_for(result.source))
             if stream is not None:
@@ -157,11 +159,14 @@ def run_session(
             fresh = _audit([p for p in paths if key(p) not in done], settings, args, rerun, handle)
         except Interrupted as stop:
             if args.format == "text":  # what was audited before Ctrl-C, as pytest prints it
-                partial = [stop.done[key(p)] for p in paths if key(p) in stop.done]
+                partial = [stop.done[key(p)] for p in paths
+                           if key(p) in stop.done and stop.done[key(p)].status is not Status.SKIPPED]
                 stop.run = Run(tuple(partial), None, config=None)
                 _render(stop.run, args)
             raise
-        audited = [done.get(key(p)) or fresh[key(p)] for p in paths]
+        everything = [done.get(key(p)) or fresh[key(p)] for p in paths]
+        audited = [r for r in everything if r.status is not Status.SKIPPED]
+        skipped = len(everything) - len(audited)
         results, cross = cross_check(
             audited,
             settings.options_for,
@@ -170,12 +175,16 @@ def run_session(
             keep=known.new_findings if known is not None else (lambda findings, source: findings),
         )
         # The Run cleans agent text for display; the baseline fingerprints the findings as found.
-        run = Run(tuple(results), cross, config=os.path.abspath(settings.config) if settings.config else None)
+        run = Run(tuple(results), cross, config=os.path.abspath(settings.config) if settings.config else None,
+                  skipped=skipped)
         if stream is not None:
             stream.write_summary(run, _late_findings(audited, results))
     if args.write_baseline:
         _write_baseline(results, args)
-    if args.format != "jsonl":
+    if run.skipped and (not args.quiet or not run.results):
+        print(f"auditor: {plural(run.skipped, 'file')} without an answer skipped "
+              "(no answer JSON, agent reply or traceback in them)", file=sys.stderr)
+    if args.format != "jsonl" and (run.results or args.format != "text"):
         _render(run, args)
     return run
 

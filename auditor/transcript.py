@@ -23,6 +23,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass
@@ -232,6 +233,30 @@ def _failure_potential(keys: KeyIndex, start: int, stop: int) -> int:
     if any(keys.occurs(key, start, stop) for key in _QUOTED_ANSWER_KEYS):
         return ANSWER_LIKE
     return NOT_A_CANDIDATE
+
+
+# -- ordinary files -------------------------------------------------------------------------
+#
+# A repository of answers also holds READMEs, requirements.txt, package.json.  A
+# text file is audited only when something in it is an agent's answer, complete
+# or not: a JSON member with an answer key (even in a truncated object), an
+# agent's statistical claim in prose (a p-value with a number, beside seeds or
+# wins), or a Python traceback (an agent that crashed).  Everything else is an
+# ordinary file: skipped and counted, never a P101 failure.
+
+_ANSWER_MEMBER = re.compile(
+    r'"(?:bench_report|worked|verdict|system_verdict|practical_verdict|metrics|comparison|per_seed|how_to_run)"\s*:')
+_P_VALUE_CLAIM = re.compile(r"\bp(?:[- ]?value)?\s*(?:=|<|≤|<=|of)\s*0?\.\d", re.IGNORECASE)
+_SEEDS_OR_WINS = re.compile(r"\b\d+\s*/\s*\d+\s*wins?\b|\b\d+\s+(?:paired\s+)?seeds?\b|\bwins?\b",
+                            re.IGNORECASE)
+_TRACEBACK = "Traceback (most recent call last)"
+
+
+def holds_an_answer(text: str) -> bool:
+    """Whether ``text`` is (or tries to be) an agent's answer, rather than an ordinary file."""
+    if _ANSWER_MEMBER.search(text) or _TRACEBACK in text:
+        return True
+    return bool(_P_VALUE_CLAIM.search(text) and _SEEDS_OR_WINS.search(text))
 
 
 @dataclass(frozen=True)

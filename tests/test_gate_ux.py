@@ -200,3 +200,68 @@ def test_rule_docs_render_as_markdown_on_a_terminal(capsys, monkeypatch) -> None
     assert main(["rule", "A307"]) == 0
     out = capsys.readouterr().out
     assert "What it does" in out and "## What it does" not in out  # headings rendered, not raw
+
+
+# -- item 2: ordinary files are skipped, agents' replies without JSON still fail -----------------
+
+ORDINARY = {
+    "README.md": "# Answers\n\nThis folder holds the agents' answers; run `auditor audit .` on it.\n",
+    "requirements.txt": "numpy>=1.24\ntorch==2.13.0\n",
+    "package.json": '{"name": "answers", "version": "1.0.0", "scripts": {"test": "auditor audit ."}}\n',
+}
+REPLIES = {
+    "prose_claim.txt": "Agent's answer:\n\nThe idea worked: test MSE went from 10.931 to 10.922 (p=0.01475, 7/8 wins).\n",
+    "traceback.txt": 'Traceback (most recent call last):\n  File "bench.py", line 3, in <module>\nValueError: nan\n',
+    "truncated.txt": 'Answer:\n{ "worked": true, "confidence": 8, "verdict": "Across 8 paired seeds',
+}
+
+
+def test_ordinary_files_are_skipped_and_counted(tmp_path, capsys) -> None:
+    for name, text in {**ORDINARY, **REPLIES}.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert main(["audit", str(tmp_path), "--format", "json", "--isolated"]) == 1
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    statuses = {Path(r["source"]).name: (r["status"], [f["rule"] for f in r["findings"]]) for r in data["results"]}
+    assert statuses == {"prose_claim.txt": ("error", ["P101"]), "traceback.txt": ("error", ["P101"]),
+                        "truncated.txt": ("error", ["P102"])}
+    assert data["summary"]["skipped"] == 3  # README.md, requirements.txt, package.json
+    assert "3 files without an answer skipped" in err
+
+
+def test_a_hook_run_of_ordinary_files_passes(tmp_path, capsys) -> None:
+    paths = []
+    for name, text in ORDINARY.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        paths.append(str(tmp_path / name))
+    assert main(["audit", "--quiet", *paths]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "3 files without an answer skipped" in err
+    # An answer staged beside them is audited as ever.
+    assert main(["audit", "--quiet", *paths, str(SEED_001)]) == 1
+
+
+def test_stdin_is_always_audited(monkeypatch, capsys) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(ORDINARY["README.md"].encode())))
+    assert main(["audit", "-", "--format", "json", "--isolated"]) == 1
+    assert json.loads(capsys.readouterr().out)["results"][0]["findings"][0]["rule"] == "P101"
+
+
+def test_files_named_one_by_one_get_the_partial_batch_note(capsys) -> None:
+    main(["audit", str(SEED_000), str(SEED_001), "--isolated"])
+    assert "saw only the 2 files given" in capsys.readouterr().err
+    main(["audit", str(SEED_000.parent), "--isolated"])
+    assert "saw only" not in capsys.readouterr().err
+
+
+def test_encoding_option_reads_a_legacy_file(tmp_path, capsys) -> None:
+    path = tmp_path / "cp1251.txt"
+    path.write_bytes(SEED_000.read_text(encoding="utf-8").encode("cp1251", errors="replace"))
+    assert main(["audit", str(path), "--format", "json", "--isolated"]) == 1
+    assert "--encoding" in json.loads(capsys.readouterr().out)["results"][0]["findings"][0]["message"]
+    assert main(["audit", str(path), "--format", "json", "--isolated", "--encoding", "cp1251"]) == 0
+    capsys.readouterr()
+    assert main(["audit", str(path), "--encoding", "klingon"]) == 2
+    assert "--encoding: unknown text encoding 'klingon'" in capsys.readouterr().err

@@ -47,6 +47,27 @@ def test_check_rules_take_their_documentation_from_the_check() -> None:
     assert A301.doc == A301.doc.strip() and "\n    ## What it does" not in A301.doc
 
 
+def test_a_rule_is_found_by_its_name_as_by_its_code() -> None:
+    from auditor.rules.arithmetic_inference import A307
+
+    assert get_rule("p-value-inconsistent") is A307 is get_rule("A307")
+    assert get_rule(" P-Value-Inconsistent ") is A307  # as typed on a command line
+    assert all(get_rule(rule.name) is rule for rule in all_rules())
+    with pytest.raises(KeyError, match="p-value-inconsistant"):
+        get_rule("p-value-inconsistant")
+
+
+def test_a_correction_advises_one_value_in_one_phrasing() -> None:
+    from auditor.rules.verdict import V404
+
+    found = V404.correction('practical_verdict is "helps"', "no_effect", shown='"no_effect"', pointer="/practical_verdict",
+                            claimed="helps")
+    assert found.message == 'practical_verdict is "helps"; set it to "no_effect"'
+    assert (found.rule, found.pointer, found.claimed, found.recomputed) == ("V404", "/practical_verdict", "helps",
+                                                                           "no_effect")
+    assert V404.correction("n is 9", 8, pointer="/n").message == "n is 9; set it to 8"
+
+
 def test_no_code_string_shim_is_left() -> None:
     """Findings are built through their rule only: there is no ``finding(code, ...)`` to misspell a code in."""
     assert not hasattr(findings, "finding")
@@ -110,6 +131,17 @@ def test_a_code_defined_twice_is_an_error(fresh_registry) -> None:
             Z001 = Rule("Z001", "twice", Severity.INFO)
             """)
     with pytest.raises(RuntimeError, match="Z001 is defined twice"):
+        findings.load_rules()
+
+
+def test_two_rules_of_one_name_are_an_error(fresh_registry) -> None:
+    _module(fresh_registry, "names", """
+        from auditor.findings import Rule, Severity
+
+        Z001 = Rule("Z001", "same-name", Severity.INFO)
+        Z002 = Rule("Z002", "same-name", Severity.INFO)
+        """)
+    with pytest.raises(RuntimeError, match="Z001 and Z002 share the name 'same-name'"):
         findings.load_rules()
 
 

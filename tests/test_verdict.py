@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from auditor.findings import Severity, get_rule
-from auditor.rules.verdict import mechanism_pairs
+from auditor.rules.verdict_mechanism import mechanism_pairs
 
 from conftest import seed_answer
 from rule_context import run_rule
@@ -86,11 +86,23 @@ def test_v402_system_worked_without_a_significant_improvement() -> None:
     assert (f.claimed, f.recomputed) == (True, False)
 
 
-def test_v402_follows_the_claimed_verdict_not_the_data() -> None:
+def test_v402_leaves_a_flag_that_follows_a_wrong_verdict_to_v401() -> None:
     answer = seed_answer("001")
     c = _comparison(answer)
     c["verdict"], c["system_worked"] = "idea better (significant)", True
     assert run_rule("V402", answer) == []  # V401 reports the verdict itself
+
+
+def test_v402_advice_follows_the_statistics_not_a_wrong_verdict() -> None:
+    """Issue 11 item 4: the advice never contradicts V401's "the verdict should be ..."."""
+    answer = seed_answer("001")  # recomputed: no measurable effect
+    c = _comparison(answer)
+    c["verdict"], c["system_worked"] = "idea better (significant)", False
+    assert run_rule("V402", answer) == []  # false is right: it once advised true, the wrong verdict's flag
+    c["verdict"], c["system_worked"] = "idea worse (significant)", True
+    [f] = run_rule("V402", answer)
+    assert (f.claimed, f.recomputed) == (True, False)
+    assert 'the recomputed verdict is "no measurable effect"' in f.message
 
 
 def test_v402_falls_back_to_the_recomputed_verdict() -> None:
@@ -116,6 +128,14 @@ def test_v404_practical_verdict() -> None:
     [f] = run_rule("V404", answer)
     assert f.pointer == "/practical_verdict"
     assert f.recomputed == "no_effect"
+
+
+@pytest.mark.parametrize(("practical", "advice"), [("no_effect", None), ("hurts", "no_effect"), ("helps", None)])
+def test_v404_advice_follows_the_statistics_not_a_wrong_verdict(practical: str, advice: str | None) -> None:
+    answer = seed_answer("001")  # recomputed: no measurable effect
+    _comparison(answer)["verdict"] = "idea better (significant)"
+    answer["practical_verdict"] = practical
+    assert [f.recomputed for f in run_rule("V404", answer)] == ([advice] if advice else [])
 
 
 def test_v404_unknown_practical_word_is_not_judged() -> None:

@@ -4,7 +4,8 @@ Every check compares one claimed field with :class:`auditor.stats.Recomputed`
 and stays silent when the field is absent ("flag contradictions only, never
 absence") or when the arms could not be paired (``ctx.recomputed is None``);
 A301 is the exception, because it explains why nothing could be paired.
-The p-value and MDE checks (A307-A310) live in :mod:`.arithmetic_inference`.
+The p-value and MDE checks (A307-A310) live in :mod:`.arithmetic_inference`,
+the sweep check A311 in :mod:`.arithmetic_sweep`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..model import ArmView, SweepEntry
+from ..findings import Finding, Rule, Severity, check_rule
+from ..model import ArmView
 from ..precision import agrees, mean_noise
-from ..stats import RTOL_VALUES, ArmSummary, std_ddof_matching, values_close
+from ..stats import ArmSummary, std_ddof_matching
 
 # Offending per-seed indices quoted in one message before "and N more".
 MAX_LISTED = 5
@@ -25,10 +26,20 @@ def _fmt(x: float) -> str:
     return f"{x:.10g}"
 
 
-def _shown(cfg: object, limit: int = 200) -> str:
-    """A config as quoted in a message, cut at ``limit`` characters (a config may hold thousands of keys)."""
-    text = str(cfg)
-    return text if len(text) <= limit else text[: limit - 4] + " ...}"
+def report_recomputed(
+    rule: Rule, what: str, claimed: float, source: str, value: float, *, pointer: str, hint: str = ""
+) -> Finding:
+    """The finding of a claimed number that is not the recomputed ``value``, advising to report ``value``.
+
+    Reads "``what`` is claimed as 0.001 but ``source`` 0.015625``hint``; report 0.015625":
+    ``source`` names the computation up to its value ("the mean of its 8 per-seed values is").
+    """
+    return rule.finding(
+        f"{what} is claimed as {_fmt(claimed)} but {source} {_fmt(value)}{hint}; report {_fmt(value)}",
+        pointer=pointer,
+        claimed=claimed,
+        recomputed=value,
+    )
 
 
 def _arm_label(arm: ArmView) -> str:
@@ -76,6 +87,13 @@ def A301(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"full": {"n": 8, "per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]}},
     "comparison": {"n_pairs": 9}
     ```
+
+    ## How to fix
+    Count the per-seed values and write that count everywhere the report
+    states one: `n_seeds`, each arm's `n`, `comparison.n_pairs`, and one
+    `per_seed_diffs` entry per seed. When the arms list different numbers of
+    seeds, rerun the missing seeds (or drop the unpaired ones from both arms and
+    say so in `limitations`); never pad a list to make the counts agree.
     """
     base_len, idea_len = ctx.baseline.per_seed.size, ctx.idea.per_seed.size
     if base_len != idea_len:
@@ -91,12 +109,8 @@ def A301(ctx: AuditContext) -> Iterator[Finding]:
         return
     for label, pointer, value in _claimed_counts(ctx):
         if value != base_len:
-            yield A301.finding(
-                f"{label} is {value} but both arms list {base_len} per-seed values; set it to {base_len}",
-                pointer=pointer,
-                claimed=value,
-                recomputed=base_len,
-            )
+            message = f"{label} is {value} but both arms list {base_len} per-seed values"
+            yield A301.correction(message, base_len, pointer=pointer, claimed=value)
 
 
 # --- A302 / A303 ------------------------------------------------------------
@@ -125,16 +139,18 @@ def A302(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "full": {"mean": 10.83, "per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]}
     ```
+
+    ## How to fix
+    Recompute the arm's mean from its `per_seed` list in code
+    (`statistics.fmean(per_seed)`) and report it at full precision, or correct
+    the per-seed value that was mistyped; the message gives the recomputed mean.
     """
     for arm, summary in _arm_summaries(ctx):
         claimed = arm.stats.mean
         if not agrees(claimed, summary.mean, mean_noise(summary.n, summary.magnitude, claimed)):
-            yield A302.finding(
-                f"{_arm_label(arm)} mean is claimed as {_fmt(claimed)} but the mean of its {summary.n} "
-                f"per-seed values is {_fmt(summary.mean)}; report {_fmt(summary.mean)}",
-                pointer=arm.stats_pointer + "/mean",
-                claimed=claimed,
-                recomputed=summary.mean,
+            source = f"the mean of its {summary.n} per-seed values is"
+            yield report_recomputed(
+                A302, f"{_arm_label(arm)} mean", claimed, source, summary.mean, pointer=arm.stats_pointer + "/mean"
             )
 
 
@@ -157,6 +173,11 @@ def A303(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "full": {"std": 2.5, "per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]}
     ```
+
+    ## How to fix
+    Compute `std` in code from the arm's `per_seed` list, with the same
+    convention for both arms: `numpy.std(per_seed, ddof=0)` as the bench does,
+    or `ddof=1`, and say which in `protocol_note`. The message gives both values.
     """
     summaries = _arm_summaries(ctx)
     matched = {arm.name: std_ddof_matching(arm.stats.std, summary) for arm, summary in summaries}
@@ -203,6 +224,11 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     "idea": {"per_seed": [10.05, 12.06]},
     "comparison": {"per_seed_diffs": [-0.02, 0.01]}
     ```
+
+    ## How to fix
+    Compute every difference in code as `idea.per_seed[i] - baseline.per_seed[i]`
+    (idea minus baseline, in the seed order of the arms) and write the list
+    unedited; a reversed sign means the subtraction was baseline minus idea.
     """
     r, claimed = ctx.recomputed, ctx.report.comparison.per_seed_diffs
     if r is None or claimed is None or len(claimed) != r.n_pairs:
@@ -250,6 +276,11 @@ def A305(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "comparison": {"delta_mean": -0.0187}
     ```
+
+    ## How to fix
+    Set `delta_mean` to the mean of idea minus baseline over the seeds (the
+    message gives it). If the sign was reversed, also check the direction words
+    of the verdict and the prose ("reduction", "improved") against it.
     """
     r = ctx.recomputed
     if r is None:
@@ -266,13 +297,9 @@ def A305(ctx: AuditContext) -> Iterator[Finding]:
     why = ""
     if r.delta_mean != 0 and close(-claimed):
         why = " (the sign is reversed: the claim is baseline - idea)"
-    yield A305.finding(
-        f"delta_mean is claimed as {_fmt(claimed)} but the mean of idea - baseline over {r.n_pairs} seeds "
-        f"is {_fmt(r.delta_mean)}{why}; report {_fmt(r.delta_mean)}",
-        pointer=ctx.pointer("comparison", "delta_mean"),
-        claimed=claimed,
-        recomputed=r.delta_mean,
-    )
+    source = f"the mean of idea - baseline over {r.n_pairs} seeds is"
+    pointer = ctx.pointer("comparison", "delta_mean")
+    yield report_recomputed(A305, "delta_mean", claimed, source, r.delta_mean, pointer=pointer, hint=why)
 
 
 @check_rule("A306", "wins-mismatch", Severity.ERROR)
@@ -294,6 +321,11 @@ def A306(ctx: AuditContext) -> Iterator[Finding]:
     "metric_direction": "lower is better",
     "comparison": {"per_seed_diffs": [-0.01, 0.0, 0.02], "idea_wins": 2}
     ```
+
+    ## How to fix
+    Set `idea_wins` to the number of seeds where the idea is strictly better in
+    the report's `metric_direction` (`idea < baseline` for "lower is better"):
+    ties are not wins. Change the prose's "k/n wins" with it.
     """
     r = ctx.recomputed
     if r is None:
@@ -315,89 +347,3 @@ def A306(ctx: AuditContext) -> Iterator[Finding]:
         claimed=claimed,
         recomputed=r.idea_wins,
     )
-
-
-# --- A311 -------------------------------------------------------------------
-
-
-def _same_value(a: object, b: object) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return values_close(float(a), float(b), rtol=1e-12)
-    return a == b
-
-
-def _same_cfg(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
-
-
-def _sweep_index_of(cfg: dict, sweep: list[SweepEntry]) -> int | None:
-    """Index of the sweep entry for ``cfg``.
-
-    Exact match first; otherwise the single entry that agrees on every key
-    both share (a sweep often records only the swept keys).
-    """
-    for k, entry in enumerate(sweep):
-        if _same_cfg(cfg, entry.cfg):
-            return k
-    partial = [
-        k
-        for k, entry in enumerate(sweep)
-        if (shared := cfg.keys() & entry.cfg.keys()) and all(_same_value(cfg[key], entry.cfg[key]) for key in shared)
-    ]
-    return partial[0] if len(partial) == 1 else None
-
-
-def _best_index(sweep: list[SweepEntry], lower_is_better: bool) -> int:
-    means = [e.mean for e in sweep]
-    return means.index(min(means) if lower_is_better else max(means))
-
-
-@check_rule("A311", "best-cfg-not-best", Severity.ERROR)
-def A311(ctx: AuditContext) -> Iterator[Finding]:
-    """An arm's best_cfg is not the best entry of its own sweep.
-
-    ## What it does
-    For each arm that reports both a best config and a sweep, finds the
-    sweep entry with that config and fires when another entry is strictly
-    better in the metric's direction (ties within a relative 1e-6 are fine),
-    or when the best config does not appear in the sweep at all.
-
-    ## Why is this bad?
-    The full run is supposed to use the tuned config. Running a worse one
-    (for the baseline in particular) makes the idea look better than it is.
-
-    ## Example
-    ```json
-    "metric_direction": "lower is better",
-    "baseline": {"best_cfg": {"lr": 0.003},
-                 "sweep": [{"cfg": {"lr": 0.003}, "mean": 13.86}, {"cfg": {"lr": 0.006}, "mean": 10.44}]}
-    ```
-    """
-    for arm in ctx.arms():
-        if arm.best_cfg is None or not arm.sweep:
-            continue
-        best = _best_index(arm.sweep, ctx.lower_is_better)
-        best_entry = arm.sweep[best]
-        chosen = _sweep_index_of(arm.best_cfg, arm.sweep)
-        if chosen is None:
-            yield A311.finding(
-                f"{_arm_label(arm)} best config {_shown(arm.best_cfg)} is not an entry of its sweep; the best "
-                f"entry is {_shown(best_entry.cfg)} with mean {_fmt(best_entry.mean)}",
-                pointer=arm.cfg_pointer or "",
-                claimed=arm.best_cfg,
-                recomputed=best_entry.cfg,
-            )
-            continue
-        chosen_mean = arm.sweep[chosen].mean
-        if values_close(chosen_mean, best_entry.mean, rtol=RTOL_VALUES):
-            continue
-        yield A311.finding(
-            f"{_arm_label(arm)} best config {_shown(arm.best_cfg)} has sweep mean {_fmt(chosen_mean)} but "
-            f"{_shown(best_entry.cfg)} is better ({ctx.report.metric_direction}) with {_fmt(best_entry.mean)}; "
-            f"run the full comparison with {_shown(best_entry.cfg)}",
-            pointer=arm.cfg_pointer or "",
-            claimed=arm.best_cfg,
-            recomputed=best_entry.cfg,
-        )

@@ -14,7 +14,7 @@ from ..findings import Finding, Severity, check_rule
 from ..precision import Noise, agrees, mean_noise, printed, std_noise
 from ..pvalues import agreement
 from ..stats import RTOL_MDE, min_two_sided_p, t_quantile, values_close
-from .arithmetic import _fmt
+from .arithmetic import _fmt, report_recomputed
 
 # Normal quantile some agents use instead of Student's t for the MDE.
 Z_975 = 1.959963984540054
@@ -81,6 +81,15 @@ def A307(ctx: AuditContext) -> Iterator[Finding]:
     "comparison": {"per_seed_diffs": [-0.015, -0.009, -0.010, -0.012, 0.004, -0.006, -0.009, -0.012],
                    "p_value": 0.001}
     ```
+
+    ## How to fix
+    Report the p of the two-sided paired sign-flip test on the per-seed
+    differences (the message gives it): exact over all 2^n sign patterns for
+    n <= 40, else a randomized test with its resample count stated ("20,000 sign
+    flips"). Replace a p from another test (a t-test, Wilcoxon, a one-sided
+    test). An honest Monte-Carlo p with an unstated count passes once the count
+    is stated in `protocol_note`, or with `mc-resamples` in `[tool.auditor]`
+    (`--mc-resamples`) set to the count that was used.
     """
     r, agreed = ctx.recomputed, ctx.p_agreement
     if r is None or agreed is None or agreed.consistent:
@@ -92,13 +101,9 @@ def A307(ctx: AuditContext) -> Iterator[Finding]:
         hint = f"; {_fmt(claimed)} is {which}, but the bench specifies the two-sided paired sign-flip test"
     else:
         hint = f"; it is {agreed.how}"
-    yield A307.finding(
-        f"p_value is claimed as {_fmt(claimed)} but {_test_description(ctx)} is {_fmt(r.p_value)}{hint}; "
-        f"report {_fmt(r.p_value)}",
-        pointer=ctx.pointer("comparison", "p_value"),
-        claimed=claimed,
-        recomputed=r.p_value,
-    )
+    source = f"{_test_description(ctx)} is"
+    pointer = ctx.pointer("comparison", "p_value")
+    yield report_recomputed(A307, "p_value", claimed, source, r.p_value, pointer=pointer, hint=hint)
 
 
 @check_rule("A308", "p-value-below-minimum", Severity.ERROR)
@@ -122,6 +127,11 @@ def A308(ctx: AuditContext) -> Iterator[Finding]:
     "n_seeds": 5,
     "comparison": {"n_pairs": 5, "p_value": 0.01}
     ```
+
+    ## How to fix
+    Report the p of the sign-flip test (the message gives it). No sign-flip p
+    can go below 2/2^m with m non-zero differences: to show a smaller p, run more
+    seeds (with 8 non-zero differences the floor is 0.0078).
     """
     r, agreed = ctx.recomputed, ctx.p_agreement
     if r is None or agreed is None or agreed.consistent:
@@ -183,6 +193,12 @@ def A309(ctx: AuditContext) -> Iterator[Finding]:
     "comparison": {"per_seed_diffs": [-0.015, -0.009, -0.010, -0.012, 0.004, -0.006, -0.009, -0.012],
                    "mde": 0.0094}
     ```
+
+    ## How to fix
+    Compute `mde = t.ppf(0.975, n - 1) * std(diffs, ddof=1) / sqrt(n)` over the
+    per-seed differences (Student's t with n - 1 degrees of freedom, the sample
+    standard deviation) and report it; the message gives the value and, when it
+    can tell, which shortcut (z = 1.96, ddof=0) the claim took.
     """
     r, claimed = ctx.recomputed, ctx.report.comparison.mde
     if r is None or claimed is None or r.mde is None:
@@ -196,13 +212,8 @@ def A309(ctx: AuditContext) -> Iterator[Finding]:
         hint = " (it matches z = 1.96 instead of Student's t)"
     elif sd > 0 and values_close(claimed, r.mde * float(r.diffs.std(ddof=0)) / sd, rtol=RTOL_MDE):
         hint = " (it matches the population sd, ddof=0, instead of the sample sd)"
-    yield A309.finding(
-        f"mde is claimed as {_fmt(claimed)} but t(0.975, {n - 1})·sd(d, ddof=1)/sqrt({n}) over the per-seed "
-        f"differences is {_fmt(r.mde)}{hint}; report {_fmt(r.mde)}",
-        pointer=ctx.pointer("comparison", "mde"),
-        claimed=claimed,
-        recomputed=r.mde,
-    )
+    source = f"t(0.975, {n - 1})·sd(d, ddof=1)/sqrt({n}) over the per-seed differences is"
+    yield report_recomputed(A309, "mde", claimed, source, r.mde, pointer=ctx.pointer("comparison", "mde"), hint=hint)
 
 
 @check_rule("A310", "mde-rel-pct-mismatch", Severity.ERROR)
@@ -224,6 +235,10 @@ def A310(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"full": {"mean": 10.93}},
     "comparison": {"mde": 0.0047, "mde_rel_pct": 0.00043}
     ```
+
+    ## How to fix
+    Set `mde_rel_pct = 100 * mde / abs(baseline mean)` from the corrected `mde`:
+    a percentage, not a fraction. The message gives the value.
     """
     r, claimed = ctx.recomputed, ctx.report.comparison.mde_rel_pct
     if r is None or claimed is None or r.mde_rel_pct is None:
@@ -243,10 +258,6 @@ def A310(ctx: AuditContext) -> Iterator[Finding]:
         hint = " (it is the fraction, not the percent)"
     elif claimed_mde is not None and values_close(claimed, 100.0 * claimed_mde / base, rtol=RTOL_MDE):
         hint = f" (it follows from the claimed mde {_fmt(claimed_mde)}, which is itself wrong)"
-    yield A310.finding(
-        f"mde_rel_pct is claimed as {_fmt(claimed)} but 100·mde/|baseline mean| = 100·{_fmt(r.mde)}/"
-        f"{_fmt(base)} = {_fmt(r.mde_rel_pct)}{hint}; report {_fmt(r.mde_rel_pct)}",
-        pointer=ctx.pointer("comparison", "mde_rel_pct"),
-        claimed=claimed,
-        recomputed=r.mde_rel_pct,
-    )
+    source = f"100·mde/|baseline mean| = 100·{_fmt(r.mde)}/{_fmt(base)} ="
+    pointer = ctx.pointer("comparison", "mde_rel_pct")
+    yield report_recomputed(A310, "mde_rel_pct", claimed, source, r.mde_rel_pct, pointer=pointer, hint=hint)

@@ -50,6 +50,11 @@ X901 = Rule(
     a.txt: "baseline": {"full": {"per_seed": [10.0675, 12.0669, ...]}}
     b.txt: "baseline": {"full": {"per_seed": [10.0702, 12.0669, ...]}}
     ```
+
+    ## How to fix
+    Check that the benchmark is deterministic (the seed fixes data order,
+    initialisation and dropout; deterministic kernels), then rerun the baseline
+    of the answer whose values deviate and compare again.
     """,
 )
 
@@ -79,6 +84,12 @@ X902 = Rule(
     recomputed p = 0.03. Benjamini–Hochberg at 0.05 needs the smallest p to be
     at most 0.05/40 = 0.00125 before anything is a discovery, so the claim
     is flagged.
+
+    ## How to fix
+    Treat the claim as a candidate, not a result: confirm it with a fresh run on
+    new seeds before building on it. Audit unrelated experiments in separate
+    batches, and set the false-discovery rate with `fdr` in `[tool.auditor]`
+    (`--fdr`).
     """,
 )
 

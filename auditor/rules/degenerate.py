@@ -44,6 +44,12 @@ def D501(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"full": {"per_seed": [14.05, 15.06, 13.77]}},
     "idea":     {"full": {"per_seed": [14.05, 15.06, 13.77]}}
     ```
+
+    ## How to fix
+    Check that the intervention runs at all (log or assert its effect on one
+    batch: the flag is read, the code path is reached, the result is not cast
+    away), fix it, and rerun the idea arm. Report no verdict about the idea
+    while its numbers equal the baseline's.
     """
     b, i = ctx.baseline.per_seed, ctx.idea.per_seed
     if b.size == 0 or b.shape != i.shape or not np.array_equal(b, i):
@@ -75,6 +81,11 @@ def D502(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "per_seed_diffs": [-0.01, -0.01, -0.01, -0.01, -0.01, -0.01, -0.01, -0.01]
     ```
+
+    ## How to fix
+    Check that the idea arm was trained, not derived from the baseline's
+    numbers (a copied column plus a constant, a transformed metric), and rerun
+    it with its own seeds.
     """
     r = ctx.recomputed
     if r is None or r.n_pairs < 2 or not _all_equal(r.diffs) or np.all(r.diffs == 0):
@@ -103,6 +114,12 @@ def D503(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "idea": {"full": {"per_seed": [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]}}
     ```
+
+    ## How to fix
+    Make the seed reach every source of randomness (`torch.manual_seed`,
+    `numpy`, `random`, the data loader's shuffling and workers) and rerun the
+    arm. If the metric is saturated (0% error on every seed), choose a harder
+    task or a finer metric where the arms can differ.
     """
     for arm in ctx.arms():
         if _all_equal(arm.per_seed):
@@ -140,6 +157,10 @@ def D504(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"sweep": [{"cfg": {"lr": 0.003}, "mean": 13.86}]},
     "idea":     {"sweep": [{"cfg": {"lr": 0.003}, "mean": 13.86}]}
     ```
+
+    ## How to fix
+    Run the idea's own sweep over the grid the baseline used, report its
+    means, and take the idea's `best_cfg` from it.
     """
     b, i = ctx.baseline, ctx.idea
     if not b.sweep or not i.sweep or _sweep_key(b.sweep) != _sweep_key(i.sweep):
@@ -181,6 +202,12 @@ def D505(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "n_seeds": 4, "comparison": {"n_pairs": 4, "p_value": 0.01, "verdict": "idea better (significant)"}
     ```
+
+    ## How to fix
+    Run more seeds: at alpha 0.05 the exact two-sided sign-flip test needs at
+    least 6 non-zero paired differences to reach significance, and 8 or more to
+    have useful power. Until then report the result as inconclusive, never as
+    significant.
     """
     b, i = ctx.baseline.per_seed, ctx.idea.per_seed
     n = b.size
@@ -244,6 +271,11 @@ def D506(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"full": {"per_seed": [10.067484855651855, 12.066851615905762, 10.067484855651855]}},
     "idea": {"per_seed": [10.052755355834961, 12.058212280273438, 10.052755355834961]}
     ```
+
+    ## How to fix
+    Find the bug that reported one training twice (a loop that reuses the last
+    result, a copied row) and rerun the duplicated seed, so that every seed is
+    one training.
     """
     b, i = ctx.baseline.per_seed, ctx.idea.per_seed
     if b.size < 2 or b.shape != i.shape:

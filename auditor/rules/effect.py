@@ -9,12 +9,12 @@ import numpy as np
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..stats import EXACT_MAX_N_CAP, sign_flip_test
+from ..verdicts import Verdict, classify_practical
 
 # E702 runs n leave-one-out exact tests; above this n each costs tens of
 # milliseconds (meet-in-the-middle over 2^(n-1) patterns) and, as the rule's
 # docs say, one seed can no longer carry a result unless it is a far outlier.
 FRAGILITY_MAX_N = 30
-from ..verdicts import Verdict, classify_practical
 
 
 @check_rule("E701", "negligible-effect", Severity.WARNING)
@@ -24,7 +24,8 @@ def E701(ctx: AuditContext) -> Iterator[Finding]:
     ## What it does
     Fires when the recomputed comparison is significant while |delta_mean| is
     below 1% of |baseline mean| or below 0.1 baseline standard deviations
-    (both thresholds configurable: ``negligible_rel``, ``negligible_std``).
+    (both configurable: `negligible-rel` and `negligible-std` in
+    `[tool.auditor.thresholds]`).
 
     ## Why is this bad?
     With paired seeds a tiny, consistent shift becomes significant. A 0.08%
@@ -36,6 +37,13 @@ def E701(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"full": {"mean": 10.93, "std": 1.40}},
     "comparison": {"delta_mean": -0.0087, "p_value": 0.0156, "verdict": "idea better (significant)"}
     ```
+
+    ## How to fix
+    Keep the statistics, but state the effect's size where readers look (the
+    verdict sentence, `limitations`): "significant but negligible: 0.08% of the
+    baseline mean". Do not present it as a practical improvement. A project
+    where smaller effects matter sets `negligible-rel` and `negligible-std` in
+    `[tool.auditor.thresholds]`.
     """
     r = ctx.recomputed
     if r is None or not r.verdict.significant:
@@ -80,6 +88,11 @@ def E702(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "per_seed_diffs": [-0.9, -0.01, -0.01, -0.01, -0.01, -0.01, 0.02, -0.01]
     ```
+
+    ## How to fix
+    Run more seeds and report the comparison over all of them. Until then, say
+    in `limitations` that the result rests on one seed (the message names it)
+    and that dropping it removes significance.
     """
     r, o = ctx.recomputed, ctx.options
     # n exact tests of 2^(n-1) sums each: bounded by the exact test's own cap.
@@ -109,7 +122,8 @@ def E703(ctx: AuditContext) -> Iterator[Finding]:
     ## What it does
     Fires when the answer claims no effect (comparison verdict or
     ``practical_verdict: no_effect``) while the recomputed minimum detectable
-    effect exceeds 5% of |baseline mean| (``inconclusive_mde_rel``).
+    effect exceeds 5% of |baseline mean| (`inconclusive-mde-rel` in
+    `[tool.auditor.thresholds]`).
 
     ## Why is this bad?
     Absence of evidence is not evidence of absence: with a wide confidence
@@ -121,6 +135,13 @@ def E703(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"full": {"mean": 10.0}},
     "comparison": {"mde": 0.9, "verdict": "no measurable effect"}
     ```
+
+    ## How to fix
+    Call the result inconclusive, not negative: say in the verdict sentence and
+    `limitations` that effects up to the MDE (the message gives it as a share of
+    the baseline mean) could not be excluded, or run more seeds to shrink the
+    MDE. The threshold is `inconclusive-mde-rel` in `[tool.auditor.thresholds]`
+    (default 0.05).
     """
     r = ctx.recomputed
     if r is None or r.mde is None or r.baseline.mean == 0:

@@ -31,5 +31,10 @@ X000 = Rule(
     ```
     Use instead: report the bug with the log file and the transcript; audit
     the transcript again with a fixed auditor.
+
+    ## How to fix
+    Nothing in the answer needs to change for X000 itself. Report the
+    auditor's bug with the transcript and the log file the message names; the
+    other transcripts of the batch were audited normally.
     """,
 )

@@ -28,6 +28,12 @@ P101 = Rule(
     The idea worked: MSE went from 10.93 to 10.92 with p=0.015.
     ```
     Use instead: the answer as a JSON object, `{"worked": true, "bench_report": {...}}`.
+
+    ## How to fix
+    Make the agent end its reply with the answer as one JSON object
+    (`{"worked": ..., "bench_report": {...}}`), in a ```json fence or bare.
+    If the agent did, check that the pipeline stores its final reply and not a
+    log or another file.
     """,
 )
 
@@ -55,6 +61,13 @@ P102 = Rule(
     {"worked": true, "bench_report": {"bench_version": 1, "comparison": {"p_value": 0.01
     ```
     Use instead: the complete object, with every `{` closed.
+
+    ## How to fix
+    Fix the JSON at the line and column the message gives (a missing or a
+    trailing comma, single quotes, an unclosed brace); `python -m json.tool`
+    shows the same place. A truncated answer was cut off: raise the agent's
+    output limit, or have the script write `bench_report.json` and the agent
+    quote it.
     """,
 )
 
@@ -81,6 +94,10 @@ P103 = Rule(
     Final: {"worked": true, "bench_report": {...}}
     ```
     Use instead: exactly one answer object per transcript.
+
+    ## How to fix
+    Leave exactly one answer object in the transcript, the final one. Quote
+    drafts or earlier attempts as text, not as JSON objects with answer keys.
     """,
 )
 
@@ -106,6 +123,11 @@ P104 = Rule(
     {"comparison": {"p_value": NaN}}
     ```
     Use instead: a finite number, or report the run as failed.
+
+    ## How to fix
+    Find out why the value is not finite (a diverged run, a division by zero,
+    the std of a single value) and fix the experiment. A field that truly has
+    no value is written `null`, never `NaN` or `Infinity`.
     """,
 )
 
@@ -133,5 +155,11 @@ P105 = Rule(
     P105 the input is empty: there is no answer to audit
     ```
     Use instead: the transcript as UTF-8 text.
+
+    ## How to fix
+    Pass the transcript itself: a non-empty text file in UTF-8 (or with a
+    UTF-8 or UTF-16 byte-order mark). Name another encoding with `--encoding`
+    (`--encoding cp1251`) or re-encode the file, and check that the pipeline
+    stored the agent's output rather than an attachment or a binary file.
     """,
 )

@@ -28,6 +28,12 @@ R801 = Rule(
     "how_to_run": "python3 bench.py", "files": ["bench.py", "config.json"]
     ```
     with only `bench.py` next to the transcript: `config.json` is missing.
+
+    ## How to fix
+    Archive the agent's workspace with the answer, so that every file in
+    `files` and the script in `how_to_run` are there. Pass `--workspace DIR`
+    when the transcript does not lie in the workspace or is read from stdin,
+    and drop from `files` any name the experiment did not use.
     """,
 )
 
@@ -64,6 +70,14 @@ R802 = Rule(
     "how_to_run": "python3 x.py; touch /tmp/pwned"
     ```
     Use instead: `"how_to_run": "python3 x.py"`.
+
+    ## How to fix
+    Write `how_to_run` as `python3 script.py [arguments]`: a Python
+    interpreter, a script inside the workspace and plain arguments, with no
+    shell operators, `-c` or `-m`. Name files by relative paths inside the
+    workspace (no absolute paths, `..` or symlinks leading out), keep them
+    readable by the transcript's owner and under 2 GiB, and keep the workspace
+    in a project folder of its own, not `/tmp` or a home folder.
     """,
 )
 
@@ -95,6 +109,13 @@ R803 = Rule(
         CONFIG = json.load(open("config.json"))
     FileNotFoundError: [Errno 2] No such file or directory: 'config.json'
     ```
+
+    ## How to fix
+    Run the command yourself in a fresh copy of the workspace and fix what
+    fails (a missing dependency, data file or step; the message ends with the
+    output's tail). When the message names a cap the experiment legitimately
+    needs more of, raise it: `--timeout`, `--memory`, `--disk`,
+    `--max-processes` or `--max-output`.
     """,
 )
 
@@ -122,6 +143,12 @@ R804 = Rule(
     ```text
     claimed idea per_seed [7.12, 6.85, ...]   rerun [7.63, 7.41, ...]
     ```
+
+    ## How to fix
+    Regenerate the answer from the script's own output (quote the
+    `bench_report.json` the run wrote) instead of editing numbers. If the claim
+    was run on another kind of device, name it in the report's `device` field so
+    the cross-device tolerance applies, or set `--rtol` for the comparison.
     """,
 )
 
@@ -145,6 +172,11 @@ R805 = Rule(
     ```text
     claimed "idea better (significant)", rerun gives "no measurable effect" (p = 1.0)
     ```
+
+    ## How to fix
+    Report the verdict the rerun's numbers give, or find out why the script no
+    longer reproduces the claimed run (code changed after the run, unpinned
+    data, nondeterministic kernels) and fix that before claiming the verdict.
     """,
 )
 
@@ -170,6 +202,10 @@ R806 = Rule(
     ```text
     /bench_report/idea/full/per_seed/2: answer 6.85, shipped file 7.41
     ```
+
+    ## How to fix
+    Quote the shipped `bench_report.json` in the answer as it is (copy it, do
+    not retype it), or rerun the script and quote the file it writes.
     """,
 )
 
@@ -194,5 +230,10 @@ R807 = Rule(
     "how_to_run": "python3 bench.py"
     ```
     where `bench.py` only prints "done".
+
+    ## How to fix
+    Make the script write `bench_report.json` into the workspace at the end of
+    the run (or print the report as one JSON object on standard output), and
+    point `how_to_run` at that script.
     """,
 )

@@ -28,6 +28,13 @@ S201 = Rule(
     {"comparison": {"p_value": "0.015", "delta_mean": -0.0087, "idea_wins": 7, "n_pairs": 8, "verdict": "..."}}
     ```
     Use instead: `"p_value": 0.015`, a number.
+
+    ## How to fix
+    Correct the field at the pointer the message gives, as the schema
+    (`schemas/answer.schema.json`) says: add a missing field, write numbers as
+    numbers rather than strings, keep counts and stds non-negative and p-values
+    in [0, 1], and spell `metric_direction` "lower is better" or "higher is
+    better".
     """,
 )
 
@@ -52,6 +59,10 @@ S202 = Rule(
     {"bench_report": {"bench_version": 2, "metric_direction": "lower is better", ...}}
     ```
     Use instead: `"bench_version": 1`, or an auditor that supports version 2.
+
+    ## How to fix
+    Write the report in a supported `bench_version` (1), or audit it with an
+    auditor version that supports the version it declares.
     """,
 )
 
@@ -76,5 +87,11 @@ S203 = Rule(
     {"comparison": {"p_val": 0.015, ...}}
     ```
     Use instead: the field's documented name, `p_value`.
+
+    ## How to fix
+    Rename a misspelt key to the schema's name (`p_val` to `p_value`), so its
+    value is audited. Put deliberate extra information in a free-form object
+    (`metrics`, `mechanism_signature`), or, if your reports carry extra keys on
+    purpose, add "S203" to `ignore` in `[tool.auditor]`.
     """,
 )

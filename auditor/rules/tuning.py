@@ -72,6 +72,11 @@ def T601(ctx: AuditContext) -> Iterator[Finding]:
     "best_cfg": {"lr": 0.006},
     "sweep": [{"cfg": {"lr": 0.001}}, {"cfg": {"lr": 0.003}}, {"cfg": {"lr": 0.006}}]
     ```
+
+    ## How to fix
+    Extend the arm's sweep beyond the edge the message names (for example,
+    add twice the largest learning rate) until the chosen value is an interior
+    point, then rerun the full comparison with the new best config.
     """
     for arm in ctx.arms():
         if not arm.sweep or arm.best_cfg is None:
@@ -111,6 +116,10 @@ def T602(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"sweep": [{"cfg": {"lr": 0.001}}, {"cfg": {"lr": 0.003}}]},
     "idea":     {"sweep": [{"cfg": {"lr": 0.003}}, {"cfg": {"lr": 0.01}}]}
     ```
+
+    ## How to fix
+    Sweep both arms over the same grid with the same budget, take each arm's
+    best config from it, and rerun the full comparison.
     """
     b, i = ctx.baseline, ctx.idea
     if not b.sweep or not i.sweep:
@@ -148,6 +157,11 @@ def T603(ctx: AuditContext) -> Iterator[Finding]:
     "baseline": {"best_cfg": {"lr": 0.006, "epochs": 12}},
     "idea":     {"best_cfg": {"lr": 0.006, "epochs": 18}}
     ```
+
+    ## How to fix
+    Set the keys the message lists to the baseline's values in the idea's
+    config (or sweep them for both arms), so that the two arms differ only by
+    the intervention, and rerun.
     """
     b_cfg, i_cfg = ctx.baseline.best_cfg, ctx.idea.best_cfg
     if b_cfg is None or i_cfg is None:

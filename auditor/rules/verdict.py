@@ -5,16 +5,17 @@ Claimed verdict strings are classified by their words
 Answer-level fields (``worked``, ``practical_verdict``, ``mechanism_ok``, the
 prose) exist only when the input is a whole answer (``ctx.answer``); the
 answer is then the document root, so their pointers start at ``/``.
-The prose check V406 lives in :mod:`.verdict_prose`.
+The prose check V406 lives in :mod:`.verdict_prose`, the mechanism checks
+V405 and V407 in :mod:`.verdict_mechanism`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Callable, Iterator
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
-from ..model import is_number, join_pointer
+from ..model import join_pointer
 from ..precision import printed
 from ..stats import decide_verdict
 from ..verdicts import Verdict, classify_practical
@@ -28,13 +29,43 @@ def _quoted(text: str) -> str:
     return text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 3] + "..."
 
 
+def _claimed_is_supported(ctx: AuditContext) -> bool:
+    """The statistics support the claimed verdict, or leave it borderline (V401 says no more than a warning)."""
+    claimed = ctx.claimed_verdict
+    return claimed is not None and (claimed in _acceptable_verdicts(ctx) or _borderline(ctx, claimed))
+
+
 def _reference_verdict(ctx: AuditContext) -> tuple[Verdict | None, str]:
-    """The comparison verdict other fields must agree with: the claimed one, else the recomputed one."""
-    if ctx.claimed_verdict is not None:
+    """The comparison verdict other fields must be set to, and how a message names it.
+
+    It follows the recomputed statistics, so that no finding of an answer
+    advises a value another contradicts: the claimed verdict when the
+    statistics support it, else the recomputed one (what V401 says the
+    verdict should be).  Only when nothing could be recomputed is the claimed
+    verdict taken as it stands.
+    """
+    if ctx.recomputed is None:
         return ctx.claimed_verdict, "the comparison verdict"
-    if ctx.recomputed is not None:
-        return ctx.recomputed.verdict, "the recomputed verdict"
-    return None, ""
+    if _claimed_is_supported(ctx):
+        return ctx.claimed_verdict, "the comparison verdict"
+    return ctx.recomputed.verdict, "the recomputed verdict"
+
+
+def _correction(ctx: AuditContext, value: object, implied_by: Callable[[Verdict], object]) -> tuple[Verdict, str] | None:
+    """(reference verdict, its name) when a field holding ``value`` must change; None when it may stay.
+
+    ``implied_by`` maps a comparison verdict to the value the field should hold.
+    A field that agrees with the claimed comparison verdict while that verdict
+    is wrong is left to V401, which reports the decision error once ("everything
+    downstream inherits it"); a field that agrees with the statistics is right.
+    """
+    reference, source = _reference_verdict(ctx)
+    if reference is None or value == implied_by(reference):
+        return None
+    claimed = ctx.claimed_verdict
+    if claimed is not None and value == implied_by(claimed):
+        return None
+    return reference, source
 
 
 def _acceptable_verdicts(ctx: AuditContext) -> set[Verdict]:
@@ -104,52 +135,71 @@ def V401(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "comparison": {"delta_mean": -0.002, "p_value": 0.31, "verdict": "idea better (significant)"}
     ```
+
+    ## How to fix
+    Set `comparison.verdict` to the verdict the message gives, from the
+    recomputed two-sided p at alpha and the sign of `delta_mean`, and make
+    `system_worked`, `worked`, `system_verdict`, `practical_verdict` and the
+    prose agree with it. When the finding points at `p_value` (the verdict is
+    supported but the claimed p says otherwise), correct the p_value instead.
+    On a borderline warning, rerun the test exactly or with more resamples
+    before relying on the verdict. An analysis planned at another alpha is
+    audited with `alpha` in `[tool.auditor]` (`--alpha`).
     """
     r, text = ctx.recomputed, ctx.report.comparison.verdict
     if r is None:
         return
-    pointer = ctx.pointer("comparison", "verdict")
-    claimed = ctx.claimed_verdict
+    claimed, alpha = ctx.claimed_verdict, ctx.options.alpha
     if claimed is None:
-        yield V401.finding(
+        yield _against_recomputed(
+            ctx,
             f'the verdict "{_quoted(text)}" is not recognised as better, worse or no effect; the recomputed '
             f'verdict is "{r.verdict.value}" (p={r.p_value:.6g}, delta_mean={r.delta_mean:.6g})',
-            pointer=pointer,
-            claimed=_quoted(text),
-            recomputed=r.verdict.value,
         )
-        return
-    if claimed in _acceptable_verdicts(ctx):
+    elif claimed in _acceptable_verdicts(ctx):
         own = _verdict_of_claimed_p(ctx)
         if own is not None and own is not claimed and own not in _acceptable_verdicts(ctx):
-            yield V401.finding(
-                f'the verdict says "{_quoted(text)}" but the answer\'s own p_value '
-                f"{ctx.report.comparison.p_value:.6g} gives \"{own.value}\" (alpha {ctx.options.alpha:g}); the "
-                f"recomputed p {r.p_value:.6g} supports the verdict, so the p_value is what to correct",
-                pointer=ctx.pointer("comparison", "p_value"),
-                claimed=ctx.report.comparison.p_value,
-                recomputed=r.p_value,
-            )
-        return
-    if _borderline(ctx, claimed):
-        yield V401.finding(
-            f'the verdict "{_quoted(text)}" is borderline: it follows from the claimed p '
-            f"{ctx.report.comparison.p_value:.6g}, a plausible Monte-Carlo estimate ({ctx.p_agreement.how}), but "
-            f"the exact two-sided p is {r.p_value:.6g} (alpha {ctx.options.alpha:g}), which gives "
-            f'"{r.verdict.value}"; rerun the test exactly or with more resamples before relying on it',
-            pointer=pointer,
-            claimed=_quoted(text),
-            recomputed=r.verdict.value,
+            yield _own_p_contradicts(ctx, own)
+    elif _borderline(ctx, claimed):
+        claimed_p = ctx.report.comparison.p_value
+        yield _against_recomputed(
+            ctx,
+            f'the verdict "{_quoted(text)}" is borderline: it follows from the claimed p {claimed_p:.6g}, a '
+            f"plausible Monte-Carlo estimate ({ctx.p_agreement.how}), but the exact two-sided p is {r.p_value:.6g} "
+            f'(alpha {alpha:g}), which gives "{r.verdict.value}"; rerun the test exactly or with more resamples '
+            "before relying on it",
             severity=Severity.WARNING,
         )
-        return
-    yield V401.finding(
-        f'the verdict says "{_quoted(text)}" but the recomputed two-sided p is {r.p_value:.6g} (alpha '
-        f"{ctx.options.alpha:g}) with delta_mean {r.delta_mean:.6g} ({ctx.report.metric_direction}); "
-        f'the verdict should be "{r.verdict.value}"',
-        pointer=pointer,
-        claimed=_quoted(text),
-        recomputed=r.verdict.value,
+    else:
+        yield _against_recomputed(
+            ctx,
+            f'the verdict says "{_quoted(text)}" but the recomputed two-sided p is {r.p_value:.6g} (alpha {alpha:g}) '
+            f"with delta_mean {r.delta_mean:.6g} ({ctx.report.metric_direction}); "
+            f'the verdict should be "{r.verdict.value}"',
+        )
+
+
+def _against_recomputed(ctx: AuditContext, message: str, severity: Severity | None = None) -> Finding:
+    """A V401 finding on the comparison verdict, set against the recomputed one."""
+    return V401.finding(
+        message,
+        pointer=ctx.pointer("comparison", "verdict"),
+        claimed=_quoted(ctx.report.comparison.verdict),
+        recomputed=ctx.recomputed.verdict.value,
+        severity=severity,
+    )
+
+
+def _own_p_contradicts(ctx: AuditContext, own: Verdict) -> Finding:
+    """V401 on a supported verdict beside a claimed p that gives ``own``: the p_value is what is wrong."""
+    claimed_p, recomputed_p = ctx.report.comparison.p_value, ctx.recomputed.p_value
+    return V401.finding(
+        f'the verdict says "{_quoted(ctx.report.comparison.verdict)}" but the answer\'s own p_value {claimed_p:.6g} '
+        f'gives "{own.value}" (alpha {ctx.options.alpha:g}); the recomputed p {recomputed_p:.6g} supports the '
+        "verdict, so the p_value is what to correct",
+        pointer=ctx.pointer("comparison", "p_value"),
+        claimed=claimed_p,
+        recomputed=recomputed_p,
     )
 
 
@@ -159,8 +209,11 @@ def V402(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     `system_worked` must be true exactly when the verdict is "idea better
-    (significant)". The claimed verdict is the reference; when it cannot be
-    classified, the recomputed verdict is.
+    (significant)". The reference is the verdict the recomputed statistics
+    support: the claimed comparison verdict when they support it, else the
+    recomputed one, so the advice never contradicts V401's. A flag that
+    agrees with a wrong claimed verdict is left to V401, which reports the
+    decision once.
 
     ## Why is this bad?
     Pipelines read the boolean, people read the sentence; when they disagree
@@ -170,21 +223,31 @@ def V402(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     "comparison": {"verdict": "no measurable effect", "system_worked": true}
     ```
+
+    ## How to fix
+    Set `system_worked` to the value the message gives: true exactly when the
+    verdict the recomputed statistics support is "idea better (significant)".
+    When V401 also fires, correct the verdict first; this advice already
+    follows the recomputed one.
     """
     claimed = ctx.report.comparison.system_worked
-    reference, source = _reference_verdict(ctx)
-    if claimed is None or reference is None:
+    correction = None if claimed is None else _correction(ctx, claimed, _is_improvement)
+    if correction is None:
         return
-    expected = reference is Verdict.BETTER
-    if claimed == expected:
-        return
-    yield V402.finding(
-        f'system_worked is {str(claimed).lower()} but {source} is "{reference.value}"; system_worked is true '
-        f"exactly for a significant improvement, so set it to {str(expected).lower()}",
+    reference, source = correction
+    expected = _is_improvement(reference)
+    yield V402.correction(
+        f'system_worked is {str(claimed).lower()} but {source} is "{reference.value}" (system_worked is true '
+        "exactly for a significant improvement)",
+        expected,
+        shown=str(expected).lower(),
         pointer=ctx.pointer("comparison", "system_worked"),
         claimed=claimed,
-        recomputed=expected,
     )
+
+
+def _is_improvement(verdict: Verdict) -> bool:
+    return verdict is Verdict.BETTER
 
 
 @check_rule("V403", "worked-contradicts-system-verdict", Severity.ERROR)
@@ -203,6 +266,11 @@ def V403(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     {"worked": true, "system_verdict": "failed"}
     ```
+
+    ## How to fix
+    Make `worked` and `system_verdict` state the same outcome (`true` with
+    "worked", `false` with "failed"), both following the comparison verdict the
+    recomputed statistics support (see V401).
     """
     a = ctx.answer
     if a is None or a.worked is None or not isinstance(a.system_verdict, str):
@@ -210,9 +278,11 @@ def V403(ctx: AuditContext) -> Iterator[Finding]:
     expected = _SYSTEM_VERDICTS.get(a.system_verdict.strip().lower())
     if expected is None or a.worked == expected:
         return
+    reference, source = _reference_verdict(ctx)
+    agree_with = f'{source} ("{reference.value}")' if reference is not None else "the comparison verdict"
     yield V403.finding(
         f'worked is {str(a.worked).lower()} but system_verdict is "{_quoted(a.system_verdict)}"; '
-        "make the two agree with the comparison verdict",
+        f"make the two agree with {agree_with}",
         pointer=join_pointer("", "worked"),
         claimed=a.worked,
         recomputed=expected,
@@ -225,8 +295,10 @@ def V404(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Maps `practical_verdict` to better / worse / no effect and compares it
-    with the comparison verdict (the recomputed one when the claimed string
-    cannot be classified). Unrecognised practical words are not judged.
+    with the verdict the recomputed statistics support (the claimed
+    comparison verdict when they support it, else the recomputed one, as for
+    V402). A practical verdict that agrees with a wrong claimed verdict is
+    left to V401. Unrecognised practical words are not judged.
 
     ## Why is this bad?
     "helps" on top of "no measurable effect" tells a reader skimming the
@@ -236,182 +308,22 @@ def V404(ctx: AuditContext) -> Iterator[Finding]:
     ```json
     {"practical_verdict": "helps", "bench_report": {"comparison": {"verdict": "no measurable effect"}}}
     ```
+
+    ## How to fix
+    Set `practical_verdict` to the word the message gives: "helps" for a
+    significant improvement, "hurts" for a significant degradation, "no_effect"
+    otherwise. It follows the recomputed statistics, as V401's advice does, so
+    the two never disagree.
     """
     a = ctx.answer
     if a is None:
         return
     practical = classify_practical(a.practical_verdict)
-    reference, source = _reference_verdict(ctx)
-    if practical is None or reference is None or practical is reference:
+    correction = None if practical is None else _correction(ctx, practical, lambda verdict: verdict)
+    if correction is None:
         return
-    yield V404.finding(
-        f'practical_verdict is "{_quoted(a.practical_verdict)}" but {source} is "{reference.value}"; '
-        f'set it to "{reference.practical}"',
-        pointer=join_pointer("", "practical_verdict"),
-        claimed=_quoted(a.practical_verdict),
-        recomputed=reference.practical,
-    )
-
-
-def _as_flag(value: Any) -> bool | None:
-    """0/1/false/true as a bool; anything else is not a flag."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    return None
-
-
-def _signature_confirmed(ctx: AuditContext) -> bool | None:
-    signature = ctx.report.mechanism_signature or {}
-    confirmed = signature.get("confirmed")
-    return confirmed if isinstance(confirmed, bool) else None
-
-
-@check_rule("V405", "mechanism-ok-contradicts-signature", Severity.ERROR)
-def V405(ctx: AuditContext) -> Iterator[Finding]:
-    """mechanism_ok contradicts mechanism_signature.confirmed.
-
-    ## What it does
-    Compares the top-level `mechanism_ok` (0/1 or a boolean) with
-    `bench_report.mechanism_signature.confirmed`.
-
-    ## Why is this bad?
-    Whether the idea worked *for the stated reason* is reported twice; when
-    the two disagree, the answer claims a mechanism its own report denies.
-
-    ## Example
-    ```json
-    {"mechanism_ok": 1, "bench_report": {"mechanism_signature": {"confirmed": false}}}
-    ```
-    """
-    if ctx.answer is None:
-        return
-    ok, confirmed = _as_flag(ctx.answer.mechanism_ok), _signature_confirmed(ctx)
-    if ok is None or confirmed is None or ok == confirmed:
-        return
-    yield V405.finding(
-        f"mechanism_ok is {ctx.answer.mechanism_ok} but mechanism_signature.confirmed is "
-        f"{str(confirmed).lower()}; set mechanism_ok to {int(confirmed)}",
-        pointer=join_pointer("", "mechanism_ok"),
-        claimed=ctx.answer.mechanism_ok,
-        recomputed=int(confirmed),
-    )
-
-
-# --- V407 -------------------------------------------------------------------
-
-_TARGET_WORDS = ("target", "expected", "predicted")
-_OBSERVED_WORDS = ("observed", "measured", "actual")
-
-
-def _stem(key: str, words: tuple[str, ...]) -> str | None:
-    """``target_delta`` -> ``delta``; ``tail_observed`` -> ``tail``; None when no word marks the key."""
-    k = key.lower()
-    for word in words:
-        if k.startswith(word + "_") and len(k) > len(word) + 1:
-            return k[len(word) + 1 :]
-        if k.endswith("_" + word) and len(k) > len(word) + 1:
-            return k[: -len(word) - 1]
-    return None
-
-
-def _far_apart(observed: float, target: float, factor: float) -> bool:
-    """Ratio beyond ``factor`` either way; opposite signs are far.
-
-    With exactly one of the two at zero no ratio exists and "N times away" is
-    undefined, so the pair is not judged.
-    """
-    if observed == target:
-        return False
-    if observed == 0 or target == 0:
-        return False
-    if (observed > 0) != (target > 0):
-        return True
-    ratio = observed / target
-    return ratio > factor or ratio < 1 / factor
-
-
-# Keys longer than this are not names of mechanism quantities; more pairs than
-# this are not a signature anyone wrote.  Both keep V407 bounded for any input.
-MAX_MECHANISM_KEY_CHARS = 200
-MAX_MECHANISM_PAIRS = 1_000
-
-
-def _suffixes(stem: str) -> Iterator[str]:
-    """The word-boundary suffixes of ``stem``: ``a_b_c`` -> ``b_c``, ``c``."""
-    start = stem.find("_")
-    while start >= 0:
-        yield stem[start + 1 :]
-        start = stem.find("_", start + 1)
-
-
-def mechanism_pairs(signature: dict[str, Any]) -> list[tuple[str, str]]:
-    """(target key, observed key) pairs of numeric entries whose name stems match.
-
-    In the signature's key order; indexed by stem (and by the word-boundary
-    suffixes of stems), so the cost grows with the signature's size, not its
-    square.  Keys over :data:`MAX_MECHANISM_KEY_CHARS` are ignored and at most
-    :data:`MAX_MECHANISM_PAIRS` pairs are returned.
-    """
-    numeric = [k for k, v in signature.items() if is_number(v) and len(k) <= MAX_MECHANISM_KEY_CHARS]
-    order = {k: i for i, k in enumerate(numeric)}
-    by_stem: dict[str, list[str]] = {}  # observed stem -> observed keys
-    by_suffix: dict[str, list[str]] = {}  # word-boundary suffix of an observed stem -> observed keys
-    for key in numeric:
-        stem = _stem(key, _OBSERVED_WORDS)
-        if stem is None:
-            continue
-        by_stem.setdefault(stem, []).append(key)
-        for suffix in _suffixes(stem):
-            by_suffix.setdefault(suffix, []).append(key)
-    pairs: list[tuple[str, str]] = []
-    for key in numeric:
-        stem = _stem(key, _TARGET_WORDS)
-        if stem is None:
-            continue
-        matched = set(by_stem.get(stem, ())) | set(by_suffix.get(stem, ()))
-        for suffix in _suffixes(stem):
-            matched.update(by_stem.get(suffix, ()))
-        for observed in sorted(matched, key=order.__getitem__):
-            pairs.append((key, observed))
-            if len(pairs) >= MAX_MECHANISM_PAIRS:
-                return pairs
-    return pairs
-
-
-@check_rule("V407", "mechanism-confirmed-far-from-target", Severity.WARNING)
-def V407(ctx: AuditContext) -> Iterator[Finding]:
-    """The mechanism is "confirmed" while an observed value is far from its stated target.
-
-    ## What it does
-    In `mechanism_signature`, pairs numeric `target_X` / `expected_X` /
-    `predicted_X` entries with `observed_X` / `measured_X` / `actual_X`
-    (also `observed_mean_X`: the stems are equal or one ends with the
-    other) and, when the signature says `confirmed: true`, fires for each
-    pair more than 2x apart (`mechanism_factor`) or of opposite sign.
-
-    ## Why is this bad?
-    A prediction confirmed by a value off by an order of magnitude was not
-    confirmed; the idea may have helped for another reason.
-
-    ## Example
-    ```json
-    "mechanism_signature": {"target_tail": 0.02, "observed_tail": 0.0014, "confirmed": true}
-    ```
-    """
-    signature = ctx.report.mechanism_signature
-    if not signature or _signature_confirmed(ctx) is not True:
-        return
-    factor = ctx.options.mechanism_factor
-    for target_key, observed_key in mechanism_pairs(signature):
-        target, observed = float(signature[target_key]), float(signature[observed_key])
-        if not _far_apart(observed, target, factor):
-            continue
-        yield V407.finding(
-            f"the mechanism is marked confirmed but {observed_key} = {observed:.6g} is more than {factor:g}x "
-            f"away from {target_key} = {target:.6g}; call the mechanism unconfirmed or explain the gap",
-            pointer=ctx.pointer("mechanism_signature", observed_key),
-            claimed=observed,
-            recomputed=target,
-        )
+    reference, source = correction
+    message = f'practical_verdict is "{_quoted(a.practical_verdict)}" but {source} is "{reference.value}"'
+    pointer = join_pointer("", "practical_verdict")
+    shown = f'"{reference.practical}"'
+    yield V404.correction(message, reference.practical, shown=shown, pointer=pointer, claimed=_quoted(a.practical_verdict))

@@ -216,6 +216,12 @@ def V406(ctx: AuditContext) -> Iterator[Finding]:
                       "baseline": {"full": {"mean": 10.93}}, "idea": {"mean": 10.92},
                       "comparison": {"delta_mean": -0.0087, "p_value": 0.01475, "idea_wins": 7, "n_pairs": 8}}}
     ```
+
+    ## How to fix
+    Change the sentence to quote the report's value (copied from the JSON,
+    rounded only at its last printed digit), or drop the number from the prose.
+    When an A3xx finding says the report's value itself is wrong, correct the
+    report first and quote the corrected value.
     """
     budget = ctx.options.max_prose_chars
     for pointer, text in _prose_fields(ctx):

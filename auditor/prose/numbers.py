@@ -1,0 +1,103 @@
+"""Numbers as prose writes them, and the clause around them.
+
+A number written with k decimals is consistent with every value that rounds
+to it (statcheck's rule): ``|x - v| <= 0.5 * 10**-k``.  The clause helpers
+find where the words about a number begin and end.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+# Long numbers ("-0.008685469627380371") are float reprs: their last digits
+# are noise, so they also match within this relative tolerance.
+LONG_NUMBER_RTOL = 1e-6
+
+# A number as agents write it: "-0.0087", ".05", "1.5e-3", "2×10^-4" ("−" is U+2212).
+NUM = r"[-−+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-−+]?\d+|\s?[×x]\s?10\^?[-−+]?\d+)?"
+# The same, with groups: mantissa, its decimals (two spellings), exponent (two spellings).
+_MANTISSA_EXPONENT = re.compile(
+    r"([-−+]?(?:\d+(?:\.(\d+))?|\.(\d+)))(?:[eE]([-−+]?\d+)|\s?[×x]\s?10\^?([-−+]?\d+))?"
+)
+
+# A clause ends at these marks; "." only when followed by space (not a decimal point).
+CLAUSE_BREAK = re.compile(r"[,;:()\[\]\n]|\.\s")
+CLAUSE_WINDOW = 100
+_CONJUNCTION = r"\b(?:and|but|while|whilst|whereas|although|though|yet)\b"
+# The wide context of a claim ends at a sentence or a conjunction; the narrow
+# one also at a comma, colon or bracket.
+SENTENCE_BREAK = re.compile(rf"[;\n]|\.\s|{_CONJUNCTION}", re.IGNORECASE)
+NARROW_BREAK = re.compile(rf"[,;:()\[\]\n]|\.\s|{_CONJUNCTION}", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Reported:
+    """A number as written in prose, with the rounding its digits imply."""
+
+    text: str
+    value: float
+    # Half a unit in the last written digit: 5e-6 for "10.93094".
+    half_unit: float
+
+    def consistent_with(self, actual: float) -> bool:
+        """True when ``actual`` rounds to the written number (or matches a long one closely)."""
+        if not math.isfinite(actual):
+            return False
+        diff = abs(actual - self.value)
+        slack = 1e-9 * self.half_unit + 1e-15 * max(1.0, abs(self.value))  # float noise at exact halves
+        if diff <= self.half_unit + slack:
+            return True
+        return diff <= LONG_NUMBER_RTOL * max(abs(actual), abs(self.value))
+
+
+def parse_number(text: str) -> Reported | None:
+    """``"1.5e-3"`` -> Reported(0.0015, half_unit=5e-5); None when ``text`` is not a number."""
+    m = _MANTISSA_EXPONENT.fullmatch(text.strip())
+    if m is None:
+        return None
+    mantissa, decimals_a, decimals_b, exp_e, exp_times = m.groups()
+    decimals = len(decimals_a or decimals_b or "")
+    exponent = int((exp_e or exp_times or "0").replace("−", "-"))
+    try:
+        value = float(mantissa.replace("−", "-")) * 10.0**exponent
+    except OverflowError:
+        return None
+    if not math.isfinite(value):
+        return None
+    return Reported(text.strip(), value, 0.5 * 10.0 ** (exponent - decimals))
+
+
+def capped(text: str, max_chars: int | None) -> str:
+    return text if max_chars is None else text[:max_chars]
+
+
+def clause_before(text: str, start: int) -> str:
+    """The words before ``start`` back to the previous clause break."""
+    window = text[max(0, start - CLAUSE_WINDOW) : start]
+    pieces = CLAUSE_BREAK.split(window)
+    return pieces[-1]
+
+
+def clause_after(text: str, end: int) -> str:
+    window = text[end : end + CLAUSE_WINDOW // 2]
+    return CLAUSE_BREAK.split(window)[0]
+
+
+def followed_by_percent(text: str, end: int) -> bool:
+    """Percentages are in other units than the report's numbers; they are not compared."""
+    return text[end : end + 2].lstrip().startswith("%")
+
+
+def last_break(pattern: re.Pattern[str], text: str, start: int, end: int) -> int:
+    """Where the last match of ``pattern`` in ``text[start:end]`` ends (``start`` when none)."""
+    position = start
+    for m in pattern.finditer(text, start, end):
+        position = m.end()
+    return position
+
+
+def first_break(pattern: re.Pattern[str], text: str, start: int, end: int) -> int:
+    m = pattern.search(text, start, end)
+    return m.start() if m else end
