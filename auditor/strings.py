@@ -11,3 +11,21 @@ def shorten(text: str, limit: int, ellipsis: str = "...") -> str:
 def plural(count: int, noun: str) -> str:
     """``1 file``, ``2 files``, ``0 errors``: the count with its noun, in agreement."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def config_text(cfg: object, limit: int = 200) -> str:
+    """A config as people write it, ``lr=0.003, epochs=12``, cut at ``limit`` characters
+    (a config may hold thousands of keys); anything but a dict as JSON."""
+    import json
+
+    if isinstance(cfg, dict):
+        text = ", ".join(f"{key}={json.dumps(value, allow_nan=True)}" for key, value in cfg.items())
+        text = text or "{}"
+    else:
+        text = json.dumps(cfg, allow_nan=True, default=str)
+    return shorten(text, limit, " ...")
+
+
+def grid_text(values: list[float]) -> str:
+    """A grid of numbers, ``[0.001, 0.003, 0.006]``: numbers, not quoted strings."""
+    return "[" + ", ".join(f"{value:g}" for value in values) + "]"

@@ -265,3 +265,20 @@ def test_encoding_option_reads_a_legacy_file(tmp_path, capsys) -> None:
     capsys.readouterr()
     assert main(["audit", str(path), "--encoding", "klingon"]) == 2
     assert "--encoding: unknown text encoding 'klingon'" in capsys.readouterr().err
+
+
+def test_grids_and_configs_read_as_written(capsys) -> None:
+    """T601 prints its grid as numbers, not quoted strings; no message shows a Python dict."""
+    main(["audit", str(SEED_000), "--format", "json", "--isolated"])
+    messages = [f["message"] for r in json.loads(capsys.readouterr().out)["results"] for f in r["findings"]]
+    t601 = [m for m in messages if "largest value of its grid" in m]
+    assert t601 and all("[0.001, 0.003, 0.006]" in m for m in t601), t601
+    assert not any("{'" in m or "['" in m for m in messages)
+
+
+def test_config_text_is_readable_and_bounded() -> None:
+    from auditor.strings import config_text, grid_text
+
+    assert config_text({"lr": 0.003, "epochs": 12, "name": "adam"}) == 'lr=0.003, epochs=12, name="adam"'
+    assert len(config_text({f"k{i}": i for i in range(1000)})) <= 200
+    assert grid_text([0.001, 0.003, 0.006]) == "[0.001, 0.003, 0.006]"

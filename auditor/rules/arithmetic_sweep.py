@@ -12,13 +12,13 @@ from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import SweepEntry
 from ..stats import RTOL_VALUES, values_close
+from ..strings import config_text
 from .arithmetic import _arm_label, _fmt
 
 
-def _shown(cfg: object, limit: int = 200) -> str:
-    """A config as quoted in a message, cut at ``limit`` characters (a config may hold thousands of keys)."""
-    text = str(cfg)
-    return text if len(text) <= limit else text[: limit - 4] + " ...}"
+def _shown(cfg: object) -> str:
+    """A config as quoted in a message: ``{lr=0.003, epochs=12}``."""
+    return "{" + config_text(cfg) + "}" if isinstance(cfg, dict) else config_text(cfg)
 
 
 def _same_value(a: object, b: object) -> bool:

@@ -9,6 +9,7 @@ from typing import Any, Iterator
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import SweepEntry, join_pointer
+from ..strings import config_text, grid_text
 
 
 def _number(value: Any) -> float | None:
@@ -39,6 +40,13 @@ def swept_keys(sweep: list[SweepEntry]) -> set[str]:
 def _grid(sweep: list[SweepEntry], keys: set[str]) -> set[str]:
     """The swept points: each entry's values of the swept keys (null and missing alike are left out)."""
     return {_canonical({k: v for k, v in e.cfg.items() if k in keys and v is not None}) for e in sweep}
+
+
+def _points(points: list[str]) -> str:
+    """Grid points (canonical JSON configs) as people write them: ``{lr=0.001}; {lr=0.003}``."""
+    if not points:
+        return "nothing extra"
+    return "; ".join("{" + config_text(json.loads(point)) + "}" for point in points)
 
 
 def _numeric_values(sweep: list[SweepEntry], keys: set[str]) -> dict[str, list[float]]:
@@ -91,7 +99,7 @@ def T601(ctx: AuditContext) -> Iterator[Finding]:
                 side = "largest" if chosen == grid[-1] else "smallest"
                 yield T601.finding(
                     f"the {arm.name}'s chosen {key}={chosen:g} is the {side} value of its grid "
-                    f"{[f'{v:g}' for v in grid]}: the optimum may lie outside the swept range",
+                    f"{grid_text(grid)}: the optimum may lie outside the swept range",
                     pointer=join_pointer(arm.cfg_pointer or "", key),
                     claimed=chosen,
                     recomputed=grid,
@@ -130,8 +138,8 @@ def T602(ctx: AuditContext) -> Iterator[Finding]:
         return
     only_b, only_i = sorted(b_grid - i_grid), sorted(i_grid - b_grid)
     yield T602.finding(
-        f"the arms were swept over different grids: only the baseline tried {only_b or 'nothing extra'}, "
-        f"only the idea tried {only_i or 'nothing extra'}",
+        f"the arms were swept over different grids: only the baseline tried {_points(only_b)}, "
+        f"only the idea tried {_points(only_i)}",
         pointer=i.sweep_pointer or "",
         claimed=only_i,
         recomputed=only_b,
