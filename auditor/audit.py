@@ -6,6 +6,7 @@ findings from every selected check rule -> status.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import islice
 from typing import Any
 
@@ -14,6 +15,7 @@ from .errors import AuditorError
 from .findings import Finding, Severity, check_rules
 from .model import arm_view
 from .options import AuditOptions, RerunOptions
+from .paths import STDIN
 from .result import AuditResult, Status, is_selected, select, settle
 from .rules.internal import X000
 from .rules.schema import S201
@@ -179,8 +181,8 @@ def audit_bytes(
     options = options or AuditOptions()
     located = locate(data, max_bytes=options.max_bytes, max_depth=options.max_depth)
     if located.document is None:
-        return finish(source, list(located.findings), options, recomputed=None)
-    return audit_document(
+        return _located(finish(source, list(located.findings), options, recomputed=None), None, None)
+    result = audit_document(
         located.document,
         source,
         options,
@@ -189,6 +191,16 @@ def audit_bytes(
         rerun=rerun,
         transcript_path=transcript_path,
     )
+    return _located(result, located.text, located.start)
+
+
+def _located(result: AuditResult, text: str | None, start: int | None) -> AuditResult:
+    """``result`` with the line and column of every finding in ``text``, whose answer
+    starts at ``start`` (line 1, column 1 for all without an answer); once, after
+    every check ran, so no check needs to know about the transcript's layout."""
+    from .locate import with_locations
+
+    return replace(result, findings=tuple(with_locations(result.findings, text, start)))
 
 
 def audit_path(
@@ -204,15 +216,20 @@ def audit_path(
     ``error`` with rule X000 alone, and the traceback goes to a log file whose
     path the finding's message gives (see :func:`internal_error`).
     """
-    from .transcript import read_source
+    from .transcript import decode_text, holds_an_answer, read_source
 
     options = options or AuditOptions()
     try:
         data, problem = read_source(path, max_bytes=options.max_bytes)
+        text = None
+        if problem is None:
+            text, problem = decode_text(data, max_bytes=options.max_bytes, encoding=options.encoding)
         if problem is not None:
-            return finish(source or path, [problem], options, recomputed=None)
-        transcript_path = None if path == "-" else path
-        return audit_bytes(data, source or path, options, rerun=rerun, transcript_path=transcript_path)
+            return _located(finish(source or path, [problem], options, recomputed=None), None, None)
+        if path != STDIN and not holds_an_answer(text):  # a README beside the answers: skipped, counted
+            return AuditResult(source or path, Status.SKIPPED, ())
+        transcript_path = None if path == STDIN else path
+        return audit_bytes(text, source or path, options, rerun=rerun, transcript_path=transcript_path)
     except AuditorError:
         raise  # a setup problem (no sandbox, no interpreter): the CLI's exit 2, not a bug
     except Exception as exc:  # noqa: BLE001 -- the one top-level handler per transcript

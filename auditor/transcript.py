@@ -270,6 +270,10 @@ class Located:
     document: dict | None
     findings: tuple[Finding, ...]
     nonfinite_pointers: frozenset[str]
+    # The decoded transcript and the offset of the chosen answer's "{" in it (None: no answer),
+    # so findings can be placed at their line and column (auditor.locate) without decoding again.
+    text: str | None = None
+    start: int | None = None
 
 
 @dataclass
@@ -329,7 +333,7 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
             )
         )
     pointers = frozenset(pointer for pointer, _, _ in chosen.nonfinite)
-    return Located(chosen.value, tuple(findings), pointers)
+    return Located(chosen.value, tuple(findings), pointers, text=text, start=chosen.span.start)
 
 
 def _decode_spans(text: str, spans: list[ObjectSpan], max_depth: int) -> tuple[list[_Parsed], int, list[_Failed]]:

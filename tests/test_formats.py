@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 
+from auditor.audit import audit_bytes
 from auditor.batch import audit_all, cross_check
 from auditor.discovery import discover
 from auditor.executors import Task
@@ -39,7 +40,7 @@ def _render(run: Run, name: str) -> str:
 
 
 def test_every_format_is_registered() -> None:
-    assert {"text", "json", "jsonl", "sarif", "junit", "github", "html"} <= set(FORMATS)
+    assert {"text", "concise", "json", "jsonl", "sarif", "junit", "github", "html"} <= set(FORMATS)
 
 
 def test_sarif_validates_against_the_official_schema(fixture_run) -> None:
@@ -136,3 +137,96 @@ def test_text_batch_details_the_first_failures_above_the_table(fixture_run) -> N
     assert text.index("╭─") < text.index("most frequent:")
     first = failing[0]
     assert first.findings[0].message.split()[0] in text
+
+
+# --------------------------------------------------------------------------- line and column
+
+A304_SOURCE = (FIXTURES / "defects" / "A304_seed4_sign_flipped.txt").read_text(encoding="utf-8")
+SEED4 = "/bench_report/comparison/per_seed_diffs/4"
+
+
+@pytest.fixture(scope="module")
+def fenced_run() -> tuple[Run, int, int]:
+    """A304 in a fenced transcript with a two-line header: the run, and where seed 4's diff is."""
+    body = A304_SOURCE[A304_SOURCE.index("{") :]
+    text = "Réponse de l'agent 😀:\n\n```json\n" + body + "\n```\nThat is all.\n"
+    lines = text.split("\n")
+    line = next(i for i, row in enumerate(lines, 1) if i > 3 and row.strip().startswith("-0.0035953521728"))
+    column = lines[line - 1].index("-") + 1
+    result = audit_bytes(text.encode("utf-8"), "answers/a304.txt", AuditOptions())
+    return Run((result,)), line, column
+
+
+def test_the_finding_is_located_at_its_value(fenced_run) -> None:
+    run, line, column = fenced_run
+    (finding,) = [f for f in run.results[0].findings if f.rule == "A304"]
+    assert (finding.pointer, finding.line, finding.column) == (SEED4, line, column)
+    assert line > 90  # below the header and the fence, not counted from the answer's first line
+
+
+def test_sarif_region_has_the_line_and_column(fenced_run) -> None:
+    run, line, column = fenced_run
+    document = json.loads(_render(run, "sarif"))
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(document)
+    assert document["runs"][0]["columnKind"] == "unicodeCodePoints"
+    (result,) = [r for r in document["runs"][0]["results"] if r["ruleId"] == "A304"]
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": line, "startColumn": column}
+    assert all("region" in r["locations"][0]["physicalLocation"] for r in document["runs"][0]["results"])
+
+
+def test_github_annotation_has_line_and_col(fenced_run) -> None:
+    run, line, column = fenced_run
+    (command,) = [c for c in _render(run, "github").splitlines() if "title=A304" in c]
+    assert command.startswith(f"::error file=answers/a304.txt,line={line},col={column},title=A304::{SEED4}: ")
+    unplaced = Finding("X901", Severity.WARNING, "m", "/a")  # a cross-answer finding has no place
+    assert annotation("a.txt", unplaced) == "::warning file=a.txt,title=X901::/a: m"
+
+
+def test_text_shows_path_line_col(fenced_run) -> None:
+    run, line, column = fenced_run
+    assert f"answers/a304.txt:{line}:{column}: {SEED4}" in _render(run, "text")
+
+
+def test_concise_is_one_line_per_finding_as_ruff_writes_it(fenced_run) -> None:
+    run, line, column = fenced_run
+    lines = _render(run, "concise").splitlines()
+    findings = run.results[0].findings
+    assert len(lines) == len(findings) + 1 and lines[-1].startswith(f"Found {len(findings)} findings")
+    (a304,) = [row for row in lines if " A304 " in row]
+    message = next(f.message for f in findings if f.rule == "A304")
+    assert a304 == f"answers/a304.txt:{line}:{column}: A304 {message}"
+    places = [tuple(map(int, row.split(":")[1:3])) for row in lines[:-1]]
+    assert places == sorted(places)  # in the order of the text, as ruff lists them
+
+
+def test_concise_places_unlocated_findings_at_the_start_and_keeps_one_line() -> None:
+    from auditor.formats.concise import line
+
+    assert line("-", Finding("X901", Severity.WARNING, "two\nlines", "/a")) == "stdin:1:1: X901 two lines"
+    assert _render(Run(()), "concise") == "All checks passed! (0 files: 0 pass, 0 fail, 0 error)\n"
+
+
+# --------------------------------------------------------------------------- the rerun's outcome
+
+
+def _rerun_text(rerun: dict) -> str:
+    """The rerun line of a one-transcript panel, without the panel's border and padding."""
+    from auditor.result import AuditResult
+
+    text = _render(Run((AuditResult("a.txt", "pass", (), rerun=rerun),)), "text")
+    return next(row for row in text.splitlines() if "rerun:" in row).strip("│ ")
+
+
+def test_text_shows_the_rerun_outcome_and_its_statistics() -> None:
+    record = {"reproduced": True, "device": "cpu", "seconds": 12.3, "exit_code": 0, "verdict": "better",
+              "p_value": 0.0078, "delta_mean": -0.0123, "cached": False}
+    assert _rerun_text(record) == "rerun: reproduced (cpu, 12.3 s) — verdict better, delta_mean = -0.0123, p = 0.0078"
+    failed = {"reproduced": False, "device": "cuda", "seconds": 3.0, "exit_code": 1, "verdict": None, "cached": True}
+    assert _rerun_text(failed) == "rerun: NOT reproduced (cuda, 3 s, exit 1) (cached)"
+
+
+def test_text_rerun_line_without_the_newer_keys_or_a_run() -> None:
+    older = {"reproduced": False, "device": "cpu", "seconds": 2.5, "exit_code": 0, "verdict": "worse"}
+    assert _rerun_text(older) == "rerun: NOT reproduced (cpu, 2.5 s) — verdict worse"
+    assert _rerun_text({"reproduced": False, "seconds": None}) == "rerun: NOT reproduced (nothing was run)"

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 from .. import __version__
+from ..findings import Finding
+from ..paths import portable
 from ..result import AuditResult, Status
 from .safe import clean, clean_result
 
@@ -30,6 +32,8 @@ class Run:
     results: tuple[AuditResult, ...]
     cross: Any = None
     config: str | None = None
+    # Ordinary files (no answer in them) that were skipped, not audited.
+    skipped: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "results", tuple(clean_result(r) for r in self.results))
@@ -39,7 +43,9 @@ class Run:
     @property
     def summary(self) -> dict[str, int]:
         statuses = [r.status for r in self.results]
-        return {"files": len(statuses), **{status.value: statuses.count(status) for status in Status}}
+        counts = {status.value: statuses.count(status) for status in Status if status is not Status.SKIPPED}
+        # "skipped" only when files were: a run of answers alone keeps its summary as it was.
+        return {"files": len(statuses), **counts, **({"skipped": self.skipped} if self.skipped else {})}
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -62,11 +68,20 @@ def display(value: Any) -> str:
     return str(value)
 
 
+def place(source: str, finding: Finding) -> str | None:
+    """``path:line:col`` where a finding was located in its transcript (editors and
+    terminals link it), or None when it has no place in the text."""
+    if finding.line is None:
+        return None
+    return f"{portable(source)}:{finding.line}:{finding.column or 1}"
+
+
 Writer = Callable[[Run, TextIO], None]
 
 # name -> module holding ``write``; imported only when that format is used.
 FORMATS: dict[str, str] = {
     "text": "auditor.formats.text",
+    "concise": "auditor.formats.concise",
     "json": "auditor.formats.json",
     "jsonl": "auditor.formats.jsonl",
     "sarif": "auditor.formats.sarif",

@@ -1,6 +1,7 @@
 """``--format github``: GitHub Actions workflow commands, one annotation per finding.
 
-``::error file=answers/a.txt,title=A307::/bench_report/comparison/p_value: ...``;
+``::error file=answers/a.txt,line=94,col=15,title=A307::/bench_report/comparison/p_value: ...``
+(``line`` and ``col`` where the finding was located in the transcript);
 warnings become ``::warning``, info ``::notice``.  Escaping follows the
 runner's rules: in the message ``%``, CR and LF; in property values also ``:``
 and ``,``.
@@ -27,7 +28,8 @@ def escape_property(text: str) -> str:
 
 def annotation(source: str, f: Finding) -> str:
     where = f.pointer or "(whole input)"
-    properties = f"file={escape_property(portable(source))},title={escape_property(f.rule)}"
+    place = f",line={f.line},col={f.column or 1}" if f.line is not None else ""
+    properties = f"file={escape_property(portable(source))}{place},title={escape_property(f.rule)}"
     return f"::{COMMAND[f.severity]} {properties}::{escape_data(f'{where}: {f.message}')}"
 
 

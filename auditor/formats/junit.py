@@ -12,9 +12,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
-from ..findings import Severity
+from ..findings import Finding, Severity
 from ..result import AuditResult, Status
-from . import Run
+from . import Run, place
 
 # Characters XML 1.0 cannot carry even escaped; an answer's text may hold them.
 _INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -25,8 +25,13 @@ def _clean(text: str) -> str:
 
 
 def _findings_text(result: AuditResult) -> str:
-    lines = [f"{f.rule} {f.severity.value} {f.pointer or '(input)'}: {f.message}" for f in result.findings]
+    lines = [f"{f.rule} {f.severity.value} {_where(result.source, f)}: {f.message}" for f in result.findings]
     return _clean("\n".join(lines))
+
+
+def _where(source: str, f: Finding) -> str:
+    at = place(source, f)
+    return f"{at} {f.pointer or '(input)'}" if at else f.pointer or "(input)"
 
 
 def _counts(result: AuditResult) -> str:

@@ -3,9 +3,17 @@
 One run; every rule in ``tool.driver.rules`` with its summary, its full
 documentation as help (markdown) and its default level; one result per
 finding, located at the transcript (a path relative to the working directory,
-forward slashes) and at the JSON Pointer inside it (a logical location, and in
-the message).  ``partialFingerprints`` carry the baseline fingerprint so that a
-code-scanning service tracks a finding across re-formatting as the baseline does.
+forward slashes), at the line and column of the value its JSON Pointer names
+(a region; columns count Unicode code points, as ``columnKind`` says) and at
+the pointer itself (a logical location, and in the message).
+
+``partialFingerprints`` hold a fingerprint made by the baseline's recipe
+(:func:`auditor.baseline.fingerprint`: rule, source, pointer and claimed value,
+no line numbers), so that a code-scanning service tracks a finding across
+re-formatting as a baseline does.  Its source is rooted at the working
+directory, like the artifact URIs, not at a baseline file's folder: it equals
+the fingerprint a baseline records only for a baseline file in the working
+directory.
 """
 
 from __future__ import annotations
@@ -60,10 +68,20 @@ def _message(f: Finding) -> str:
     return text
 
 
+def working_directory_fingerprint(f: Finding, source: str) -> str:
+    """The baseline's fingerprint of ``f`` with ``source`` relative to the working directory (see the module)."""
+    return fingerprint(f, source, Path.cwd())
+
+
+def _physical_location(result: AuditResult, f: Finding) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(result.source)}}
+    if f.line is not None:
+        physical["region"] = {"startLine": f.line, "startColumn": f.column or 1}
+    return physical
+
+
 def _result(result: AuditResult, f: Finding, index: dict[str, int]) -> dict[str, Any]:
-    location: dict[str, Any] = {
-        "physicalLocation": {"artifactLocation": {"uri": artifact_uri(result.source)}},
-    }
+    location: dict[str, Any] = {"physicalLocation": _physical_location(result, f)}
     if f.pointer:
         location["logicalLocations"] = [{"fullyQualifiedName": f.pointer, "kind": "object"}]
     out: dict[str, Any] = {
@@ -71,7 +89,7 @@ def _result(result: AuditResult, f: Finding, index: dict[str, int]) -> dict[str,
         "level": LEVEL[f.severity],
         "message": {"text": _message(f)},
         "locations": [location],
-        "partialFingerprints": {"auditorFingerprint/v1": fingerprint(f, result.source, Path.cwd())},
+        "partialFingerprints": {"auditorFingerprint/v1": working_directory_fingerprint(f, result.source)},
     }
     if f.rule in index:
         out["ruleIndex"] = index[f.rule]
@@ -96,6 +114,7 @@ def document(run: Run) -> dict[str, Any]:
                     }
                 },
                 "invocations": [{"executionSuccessful": True}],
+                "columnKind": "unicodeCodePoints",
                 "results": results,
                 "properties": {"summary": run.summary, **({"cross": run.cross.to_dict()} if run.cross else {})},
             }

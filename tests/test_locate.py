@@ -1,0 +1,249 @@
+"""Findings placed in their transcript: a JSON Pointer to the line and column of its value."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.audit import audit_bytes
+from auditor.findings import Finding, Severity
+from auditor.locate import (
+    START_OF_FILE,
+    line_columns,
+    pointer_locations,
+    with_locations,
+)
+from auditor.model import join_pointer
+from auditor.options import AuditOptions
+from auditor.transcript import locate
+
+from conftest import FIXTURES, HEADER
+
+LIMITS = {"max_bytes": 16 * 1024 * 1024, "max_depth": 64}
+
+
+def offset_of(text: str, line: int, column: int) -> int:
+    """The inverse of a (line, column) placement: lines end at \\n, columns count characters."""
+    lines = text.split("\n")
+    return sum(len(previous) + 1 for previous in lines[: line - 1]) + column - 1
+
+
+def value_at(text: str, line: int, column: int):
+    """The JSON value that starts at (line, column) of ``text``."""
+    return json.JSONDecoder().raw_decode(text, offset_of(text, line, column))[0]
+
+
+def every_pointer(value, pointer: str = ""):
+    """(pointer, value) for ``value`` and everything inside it."""
+    yield pointer, value
+    entries = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in entries:
+        yield from every_pointer(item, join_pointer(pointer, key))
+
+
+def place(text: str, pointers, start: int | None = None) -> dict[str, tuple[int, int]]:
+    return pointer_locations(text, text.index("{") if start is None else start, pointers)
+
+
+# --------------------------------------------------------------------------- examples
+
+DOCUMENT = {"bench_report": {"comparison": {"p_value": 0.03, "per_seed_diffs": [0.1, -0.2, 0.3]}}, "note": "ok"}
+
+
+def test_nested_pointer_in_a_fenced_transcript_with_a_header() -> None:
+    text = HEADER + "```json\n" + json.dumps(DOCUMENT, indent=2) + "\n```\nHope this helps {really}.\n"
+    header_lines = HEADER.count("\n") + 1  # the fence's own line
+    found = place(text, ["/bench_report/comparison/p_value", "/bench_report/comparison/per_seed_diffs/1", ""])
+    assert found["/bench_report/comparison/p_value"] == (header_lines + 4, 18)
+    assert found["/bench_report/comparison/per_seed_diffs/1"] == (header_lines + 7, 9)
+    assert found[""] == (header_lines + 1, 1)
+
+
+def test_crlf_line_ends_count_once_and_leave_columns_alone() -> None:
+    lf = "Answer:\n" + json.dumps(DOCUMENT, indent=2)
+    crlf = lf.replace("\n", "\r\n")
+    pointers = [pointer for pointer, _ in every_pointer(DOCUMENT)]
+    assert place(crlf, pointers) == place(lf, pointers)
+
+
+def test_columns_count_characters_not_bytes_or_utf16_units() -> None:
+    text = '{"é😀 key": "ü😀", "n": 1}'
+    assert place(text, ["/n"])["/n"] == (1, len('{"é😀 key": "ü😀", "n": ') + 1) == (1, 23)
+
+
+def test_escaped_keys_follow_rfc_6901() -> None:
+    text = json.dumps({"a/b": {"m~n": 1, "m": 2}, "\u00e9\"\\": [3]})  # ensure_ascii: the key is escaped
+    found = place(text, ["/a~1b/m~0n", "/a~1b/m", "/\u00e9\"\\/0"])
+    assert value_at(text, *found["/a~1b/m~0n"]) == 1
+    assert value_at(text, *found["/a~1b/m"]) == 2
+    assert value_at(text, *found["/\u00e9\"\\/0"]) == 3
+
+
+def test_the_last_of_duplicate_keys_wins_as_in_json_loads() -> None:
+    text = '{"a": {"b": 1}, "c": 0, "a": {"x": 2}}'
+    found = place(text, ["/a", "/a/b", "/a/x"])
+    assert value_at(text, *found["/a"]) == {"x": 2}
+    assert found["/a/b"] == found["/a"]  # gone with the first "a": the parent that lacks it
+    assert value_at(text, *found["/a/x"]) == 2
+    replaced_by_a_number = '{"a": {"b": 1}, "a": 5}'
+    assert place(replaced_by_a_number, ["/a/b"])["/a/b"] == (1, 22)
+
+
+def test_missing_members_point_at_the_parent_that_lacks_them() -> None:
+    text = 'x\n{"report": {"arms": [10, 20]},\n "k": null}'
+    found = place(text, ["/report/missing", "/report/arms/7", "/report/arms/1/deeper", "/absent/deep", "not a pointer"])
+    assert found["/report/missing"] == (2, 12)
+    assert found["/report/arms/7"] == found["/report/arms/1/deeper"][:1] + (21,) == (2, 21)
+    assert found["/report/arms/1/deeper"] == (2, 26)  # a number has no members: the number itself
+    assert found["/absent/deep"] == found["not a pointer"] == (2, 1)
+
+
+def test_non_finite_literals_are_placed_like_numbers() -> None:
+    text = '{"a": NaN, "b": [-Infinity, 1e999], "c": Infinity}'
+    found = place(text, ["/a", "/b/1", "/c"])
+    columns = {"/a": text.index("NaN"), "/b/1": text.index("1e999"), "/c": text.rindex("Infinity")}
+    assert found == {pointer: (1, column + 1) for pointer, column in columns.items()}
+
+
+def test_without_an_answer_everything_is_at_the_start_of_the_file() -> None:
+    assert START_OF_FILE == (1, 1)
+    assert pointer_locations(None, None, ["", "/a"]) == {"": (1, 1), "/a": (1, 1)}
+    assert pointer_locations("no json here", None, [""]) == {"": (1, 1)}
+
+
+def test_line_columns_agree_with_the_scanners_line_column() -> None:
+    from auditor.jsonscan import line_column
+
+    text = "ab\r\nc😀d\n\nef"
+    offsets = range(len(text) + 1)
+    assert line_columns(text, offsets) == {offset: line_column(text, offset) for offset in offsets}
+
+
+def test_long_arrays_are_jumped_not_walked_yet_placed_exactly() -> None:
+    values = [1.0 + i * 1e-6 for i in range(5000)]
+    text = json.dumps({"per_seed": values, "mixed": [1, [2, 3], "s,]", 4, {"k": 5}, 6]}, indent=1)
+    pointers = ["/per_seed/0", "/per_seed/2500", "/per_seed/4999", "/per_seed/5000"]
+    pointers += ["/mixed/3", "/mixed/4/k", "/mixed/5"]
+    found = place(text, pointers)
+    assert value_at(text, *found["/per_seed/2500"]) == values[2500]
+    assert value_at(text, *found["/per_seed/4999"]) == values[4999]
+    assert value_at(text, *found["/per_seed/5000"]) == values  # past the end: the array
+    assert [value_at(text, *found[p]) for p in pointers[4:]] == [4, 5, 6]
+
+
+def test_with_locations_fills_line_and_column_and_keeps_identity() -> None:
+    text = "Header\n" + json.dumps(DOCUMENT, indent=2)
+    findings = [
+        Finding("A307", Severity.ERROR, "p", "/bench_report/comparison/p_value"),
+        Finding("P104", Severity.INFO, "m"),
+    ]
+    placed = with_locations(findings, text, text.index("{"))
+    assert [(f.line, f.column) for f in placed] == [(5, 18), (2, 1)]
+    assert placed == findings  # a location is not part of a finding's identity
+    assert placed[0].to_dict()["line"] == 5 and list(placed[0].to_dict())[-2:] == ["line", "column"]
+    assert Finding.from_dict(placed[0].to_dict()).column == 18
+
+
+def test_answer_start_is_the_answer_the_transcript_chose() -> None:
+    answer = json.dumps(DOCUMENT)
+    text = 'Template {"note": "x"} then {broken\n```json\n' + answer + "\n```\nthe same again: " + answer
+    located = locate(text, **LIMITS)
+    assert located.start == text.rindex(answer) and located.text == text  # the later of two copies
+    assert locate("no answer {here}", **LIMITS).start is None
+
+
+# --------------------------------------------------------------------------- through the audit
+
+
+def test_audited_findings_carry_the_place_of_their_value() -> None:
+    source = (FIXTURES / "defects" / "A304_seed4_sign_flipped.txt").read_text(encoding="utf-8")
+    text = "Résumé 😀 de l'agent:\n```json\n" + source[source.index("{") :] + "\n```\nDone.\n"
+    text = text.replace("\n", "\r\n")
+    result = audit_bytes(text.encode("utf-8"), "t.txt", AuditOptions())
+    document = locate(text, **LIMITS).document
+    values = dict(every_pointer(document))
+    assert "A304" in {f.rule for f in result.findings}
+    lf_text = text.replace("\r\n", "\n")  # same lines and columns; raw_decode reads it more easily
+    for f in result.findings:
+        assert f.line is not None and f.column is not None, f
+        if f.pointer in values:
+            assert value_at(lf_text, f.line, f.column) == values[f.pointer], f.pointer
+
+
+def test_parse_failures_are_at_the_start_of_the_file() -> None:
+    result = audit_bytes(b"header only, no answer", "t.txt", AuditOptions())
+    assert [(f.rule, f.line, f.column) for f in result.findings] == [("P101", 1, 1)]
+
+
+# --------------------------------------------------------------------------- properties
+
+KEYS = st.text(alphabet=st.sampled_from('ab/~"\\ é😀\u2028\t'), max_size=4)
+NUMBERS = st.integers(-(10**12), 10**12) | st.floats(allow_nan=False, allow_infinity=False)
+SCALARS = st.none() | st.booleans() | NUMBERS | st.text(max_size=5)
+DOCUMENTS = st.dictionaries(
+    KEYS,
+    st.recursive(
+        SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=12
+    ),
+    max_size=5,
+)
+LAYOUTS = st.sampled_from(
+    [
+        {"indent": None},
+        {"indent": 2},
+        {"indent": None, "separators": (",", ":")},
+        {"indent": 2, "separators": (",", ": ")},
+        {"indent": "\t", "ensure_ascii": False},
+        {"indent": None, "separators": (" , ", " : "), "ensure_ascii": False},
+    ]
+)
+HEADERS = st.sampled_from(["", "Answer:\n", HEADER, "Template {name} [draft]:\n```json\n", "é😀 {\n"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(document=DOCUMENTS, layout=LAYOUTS, header=HEADERS, crlf=st.booleans())
+def test_every_value_is_placed_where_it_starts(document, layout, header, crlf) -> None:
+    body = json.dumps(document, **layout)
+    text = header + body + "\n```\nHope this helps.\n"
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    expected = dict(every_pointer(document))
+    found = pointer_locations(text, len(header.replace("\n", "\r\n") if crlf else header), expected)
+    lf_text = text.replace("\r\n", "\n")
+    for pointer, value in expected.items():
+        placed = value_at(lf_text, *found[pointer])
+        assert placed == value or (isinstance(value, float) and math.isclose(placed, value)), pointer
+
+
+SMALL_VALUES = st.integers(0, 9) | st.dictionaries(st.sampled_from("xy"), st.integers(0, 9), max_size=2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.sampled_from(["a", "b", "a/b"]), SMALL_VALUES), max_size=6),
+    indent=st.sampled_from([None, 2]),
+)
+def test_duplicate_keys_resolve_as_json_loads_does(pairs, indent) -> None:
+    separator = ",\n" if indent else ", "
+    text = "{" + separator.join(f"{json.dumps(k)}: {json.dumps(v, indent=indent)}" for k, v in pairs) + "}"
+    document = json.loads(text)
+    expected = dict(every_pointer(document))
+    missing = ["/a/x", "/a/y", "/b/x", "/a~1b/y"]
+    found = pointer_locations(text, 0, [*expected, *missing])
+    for pointer, value in expected.items():
+        assert value_at(text, *found[pointer]) == value, pointer
+    for pointer in missing:
+        if pointer not in expected:  # placed at its deepest existing parent
+            parent = pointer.rsplit("/", 1)[0]
+            assert found[pointer] == found[parent if parent in expected else ""], pointer
+
+
+@pytest.mark.parametrize("copies", [1, 2])
+def test_answer_start_finds_the_chosen_copy(copies) -> None:
+    body = json.dumps(DOCUMENT, indent=2)
+    text = HEADER + "\n\n".join([body] * copies) + "\nprose {x}"
+    assert locate(text, **LIMITS).start == text.rindex(body)
