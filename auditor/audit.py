@@ -210,12 +210,22 @@ def audit_path(
     source: str | None = None,
     rerun: RerunOptions | None = None,
 ) -> AuditResult:
-    """Audit the transcript at ``path`` (``-`` reads stdin).
+    """Audit the transcript at ``path`` (``-`` reads stdin); the result records how long it took.
 
     Never raises for an unexpected internal error: the result is then an
     ``error`` with rule X000 alone, and the traceback goes to a log file whose
     path the finding's message gives (see :func:`internal_error`).
     """
+    import time
+
+    started = time.perf_counter()
+    result = _audit_path(path, options, source=source, rerun=rerun)
+    return replace(result, seconds=time.perf_counter() - started)
+
+
+def _audit_path(
+    path: str, options: AuditOptions | None, *, source: str | None, rerun: RerunOptions | None
+) -> AuditResult:
     from .transcript import decode_text, holds_an_answer, read_source
 
     options = options or AuditOptions()

@@ -89,6 +89,15 @@ def _rerun_options(cli) -> RerunOptions | None:  # cli: option_model.CommandLine
     )
 
 
+def _details(text: str | None) -> int | None:
+    """``--details``: a count of failing transcripts to explain in full, or None for all."""
+    from .formats.text import DETAILED_FAILURES
+
+    if text is None:
+        return DETAILED_FAILURES
+    return None if text == "all" else int(text)
+
+
 def _check_combinations(cli) -> None:  # cli: option_model.CommandLine
     fmt = cli.format or "text"
     if cli.resume and not (cli.output and fmt == "jsonl"):
@@ -166,7 +175,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     session = SessionOptions(
         format=cli.format or "text", output=cli.output, resume=bool(cli.resume), jobs=cli.jobs, dask=cli.dask,
         quiet=bool(cli.quiet), statistics=bool(cli.statistics), baseline=cli.baseline,
-        write_baseline=cli.write_baseline,
+        write_baseline=cli.write_baseline, details=_details(cli.details),
     )
     run = run_session(paths, settings, session, rerun=_rerun_options(cli))
     if cli.write_baseline or cli.exit_zero:

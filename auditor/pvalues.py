@@ -32,6 +32,7 @@ from typing import Iterable
 
 from .precision import printed
 from .stats import PBand
+from .strings import plural
 
 # Resample counts agents use when they do not say (numpy loops, scipy's 9,999).
 COMMON_RESAMPLES = (999, 1_000, 2_000, 4_999, 5_000, 9_999, 10_000, 20_000, 50_000, 99_999, 100_000,
@@ -125,5 +126,5 @@ def agreement(
             hits = _hit_range(claimed, half_unit, resamples, convention)
             if hits is not None and _binomial_plausible(hits, resamples, band, convention.tail):
                 return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
-    where = f"the {len(stated)} resample count(s) the answer states" if stated else "the usual resample counts"
+    where = f"the {plural(len(stated), 'resample count')} the answer states" if stated else "the usual resample counts"
     return PAgreement(False, f"neither the exact p nor a Monte-Carlo estimate with {where}")

@@ -58,6 +58,9 @@ class AuditResult:
     log: str | None = None
     # How many findings a baseline hid (shown by the terminal table).
     baselined: int = 0
+    # Wall-clock seconds the audit took, rerun included (JUnit's time=); not in to_dict(), so the
+    # JSON output stays the same from run to run.
+    seconds: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status(self.status))  # "pass" from a jsonl record reads as Status.PASS

@@ -47,6 +47,8 @@ class SessionOptions:
     statistics: bool = False
     baseline: str | None = None
     write_baseline: str | None = None
+    # Failing transcripts explained in full above a batch's table (text format); None: all.
+    details: int | None = 5
 
 
 def _load_baseline(args: SessionOptions) -> Baseline | None:
@@ -205,6 +207,12 @@ def _write_baseline(results: Sequence[AuditResult], args: SessionOptions) -> Non
 def _render(run: Run, args: SessionOptions) -> None:
     if args.statistics:
         from .formats.text import write_statistics as write
+    elif args.format == "text":
+        from functools import partial
+
+        from .formats.text import write as write_text
+
+        write = partial(write_text, details=args.details, failures_only=args.quiet)
     else:
         write = writer(args.format)
     if not args.output:

@@ -44,6 +44,7 @@ from .jsonscan import (
     scan_objects,
 )
 from .rules.parse import P101, P102, P103, P104, P105
+from .strings import plural
 
 # --------------------------------------------------------------------------- reading
 
@@ -431,7 +432,7 @@ def _span_length(text: str, span: ObjectSpan) -> int:
 def _nothing_found(text: str, others: int) -> Finding:
     if others:
         return P101.finding(
-            f"no answer object found: {others} JSON object(s) were found, but none has a "
+            f"no answer object found: {plural(others, 'JSON object')} {'was' if others == 1 else 'were'} found, but none has a "
             "'bench_report' key, 'comparison' and 'baseline' keys, or an answer key "
             "('worked', 'verdict', 'system_verdict', 'metrics')",
         )

@@ -282,3 +282,33 @@ def test_config_text_is_readable_and_bounded() -> None:
     assert config_text({"lr": 0.003, "epochs": 12, "name": "adam"}) == 'lr=0.003, epochs=12, name="adam"'
     assert len(config_text({f"k{i}": i for i in range(1000)})) <= 200
     assert grid_text([0.001, 0.003, 0.006]) == "[0.001, 0.003, 0.006]"
+
+
+# -- item 6: details and quiet ---------------------------------------------------------------
+
+
+def test_details_all_explains_every_failure_and_quiet_prints_failures_only(capsys) -> None:
+    from conftest import FIXTURES
+
+    main(["audit", str(FIXTURES / "defects"), "--isolated"])
+    default = capsys.readouterr().out
+    main(["audit", str(FIXTURES / "defects"), "--isolated", "--details", "all"])
+    every = capsys.readouterr().out
+    assert "more failing transcripts in the table below" in default
+    assert "more failing" not in every and every.count("╭─") > default.count("╭─") == 5
+    main(["audit", str(FIXTURES / "silent"), "--isolated", "--quiet", "--details", "0"])
+    quiet = capsys.readouterr().out
+    assert "failures shown" in quiet and "PASS" not in quiet.split("─")[-1].split("\n\n")[0]
+    assert main(["audit", str(SEED_000), "--isolated", "--quiet"]) == 0
+    assert capsys.readouterr().out == ""  # nothing failed: nothing to say
+
+
+def test_junit_names_the_failing_rules_and_the_time(capsys) -> None:
+    import xml.etree.ElementTree as ET
+
+    main(["audit", str(SEED_000), str(SEED_001), "--format", "junit", "--isolated"])
+    root = ET.fromstring(capsys.readouterr().out)
+    failure = root.find(".//failure")
+    assert failure is not None and failure.get("message").startswith("D501: 1 error, ")
+    times = [float(case.get("time")) for case in root.iter("testcase")]
+    assert all(t > 0 for t in times)

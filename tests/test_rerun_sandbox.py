@@ -87,7 +87,7 @@ def test_edited_answer_fails_with_r804_and_r805(torch_runs: dict) -> None:
     findings, record = torch_runs["edited_numbers"]
     assert rules_of(findings) == ["R804", "R805"]
     numbers = next(f for f in findings if f.rule == "R804")
-    assert numbers.pointer == "/bench_report/idea/full/per_seed" and "8 seed(s) differ" in numbers.message
+    assert numbers.pointer == "/bench_report/idea/full/per_seed" and "8 seeds differ" in numbers.message
     verdict = next(f for f in findings if f.rule == "R805")
     assert (verdict.claimed, verdict.recomputed) == ("idea better (significant)", "idea worse (significant)")
     assert record["reproduced"] is False and record["max_rel_diff"]["baseline"] <= 1e-5

@@ -129,7 +129,7 @@ def _p_cell(result: AuditResult) -> Text:
     return _pair(claimed, recomputed) if disputed else Text(claimed if claimed != "—" else recomputed)
 
 
-def results_table(run: Run, width: int = 120) -> Table:
+def results_table(run: Run, width: int = 120, *, failures_only: bool = False) -> Table:
     """A row per transcript, failures first, the file name last (it takes the room left).
 
     Claimed and recomputed values share a cell (``better→none`` when they
@@ -141,6 +141,9 @@ def results_table(run: Run, width: int = 120) -> Table:
     with_rerun = any(r.rerun for r in run.results)
     limit = MAX_CODES if width >= NARROW else 1
     ordered = sorted(run.results, key=lambda r: STATUS_ORDER.get(r.status, 2))  # stable: keeps file order
+    if failures_only:
+        ordered = [r for r in ordered if r.status is not Status.PASS]
+        title += f", {plural(len(ordered), 'failure')} shown"
     rows = []
     for r in ordered:
         claimed, recomputed = r.claimed or {}, r.recomputed or {}
@@ -178,6 +181,8 @@ def _totals(run: Run) -> Text:
         (f"{s['error']} error", "magenta" if s["error"] else ""),
         f" · {plural(errors, 'error')}, {plural(warnings, 'warning')}",
     )
+    if run.skipped:
+        text.append(f" · {plural(run.skipped, 'file')} without an answer skipped", style="dim")
     known = sum(r.baselined for r in run.results)
     if known:
         text.append(f" · {known} known findings hidden by the baseline", style="dim")
@@ -205,8 +210,8 @@ def _cross(run: Run) -> Text | None:
     )
 
 
-def batch_report(run: Run, width: int = 120) -> Iterator[Any]:
-    yield results_table(run, width)
+def batch_report(run: Run, width: int = 120, *, failures_only: bool = False) -> Iterator[Any]:
+    yield results_table(run, width, failures_only=failures_only)
     yield _totals(run)
     for line in (_top_rules(run), _cross(run)):
         if line is not None:

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from ..findings import Finding, Severity
 from ..result import AuditResult, Status
+from ..strings import plural
 from . import Run, place
 
 # Characters XML 1.0 cannot carry even escaped; an answer's text may hold them.
@@ -34,16 +35,25 @@ def _where(source: str, f: Finding) -> str:
     return f"{at} {f.pointer or '(input)'}" if at else f.pointer or "(input)"
 
 
-def _counts(result: AuditResult) -> str:
-    return f"{result.count(Severity.ERROR)} error(s), {result.count(Severity.WARNING)} warning(s)"
+def _summary(result: AuditResult) -> str:
+    """The failure's one-line message: the failing rule codes first, then the counts
+    (``A307, V401: 2 errors, 1 warning``), so a CI page says which rules failed."""
+    failing = [f.rule for f in result.findings if f.severity is Severity.ERROR] or [f.rule for f in result.findings]
+    counts = f"{plural(result.count(Severity.ERROR), 'error')}, {plural(result.count(Severity.WARNING), 'warning')}"
+    codes = ", ".join(dict.fromkeys(failing))
+    return f"{codes}: {counts}" if codes else counts
+
+
+def _time(result: AuditResult) -> str:
+    return f"{result.seconds:.3f}" if result.seconds is not None else "0"
 
 
 def _testcase(result: AuditResult) -> ET.Element:
-    case = ET.Element("testcase", classname="auditor", name=_clean(result.source), time="0")
+    case = ET.Element("testcase", classname="auditor", name=_clean(result.source), time=_time(result))
     if result.status is Status.FAIL:
-        ET.SubElement(case, "failure", message=_counts(result), type="auditor.fail").text = _findings_text(result)
+        ET.SubElement(case, "failure", message=_summary(result), type="auditor.fail").text = _findings_text(result)
     elif result.status is Status.ERROR:
-        first = result.findings[0].message if result.findings else "could not be audited"
+        first = f"{result.findings[0].rule} {result.findings[0].message}" if result.findings else "could not be audited"
         ET.SubElement(case, "error", message=_clean(first), type="auditor.error").text = _findings_text(result)
     elif result.findings:
         ET.SubElement(case, "system-out").text = _findings_text(result)
@@ -54,7 +64,8 @@ def document(run: Run) -> ET.Element:
     s = run.summary
     counts = {"tests": str(s["files"]), "failures": str(s["fail"]), "errors": str(s["error"]), "skipped": "0"}
     root = ET.Element("testsuites", name="auditor", **counts)
-    suite = ET.SubElement(root, "testsuite", name="auditor", time="0", **counts)
+    total = sum(r.seconds or 0.0 for r in run.results)
+    suite = ET.SubElement(root, "testsuite", name="auditor", time=f"{total:.3f}", **counts)
     for result in run.results:
         suite.append(_testcase(result))
     return root

@@ -18,6 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..findings import Severity
+from ..paths import STDIN, STDIN_NAME
+from ..strings import plural
 from ..result import AuditResult, Status
 from . import Run, display, place
 
@@ -76,7 +78,7 @@ def _panel(result: AuditResult) -> Panel:
     errors, warnings = result.count(Severity.ERROR), result.count(Severity.WARNING)
     status = Text.assemble(
         (result.status.upper(), _STATUS_STYLE.get(result.status, "bold")),
-        f"  {errors} error(s), {warnings} warning(s), {result.count(Severity.INFO)} info",
+        f"  {plural(errors, 'error')}, {plural(warnings, 'warning')}, {result.count(Severity.INFO)} info",
     )
     parts.append(status)
     if result.claimed or result.recomputed:
@@ -87,7 +89,8 @@ def _panel(result: AuditResult) -> Panel:
         parts.append(_findings_table(result))
     else:
         parts.append(Text("no findings", style="green"))
-    return Panel(Group(*parts), title=Text(result.source, style="bold"), title_align="left", expand=True)
+    name = STDIN_NAME if result.source == STDIN else result.source
+    return Panel(Group(*parts), title=Text(name, style="bold"), title_align="left", expand=True)
 
 
 def rerun_line(rerun: dict[str, Any]) -> str:
@@ -122,28 +125,35 @@ def make_console(stream: TextIO) -> Console:
 
 
 # A batch shows the detailed panels of at most this many failing transcripts
-# above its table, so the table and totals stay on the last screen.
+# above its table, so the table and totals stay on the last screen (--details).
 DETAILED_FAILURES = 5
 
 
-def write(run: Run, stream: TextIO) -> None:
+def write(run: Run, stream: TextIO, *, details: int | None = DETAILED_FAILURES, failures_only: bool = False) -> None:
     """One transcript: its detailed panel.  Several: the panels of the first
-    failing ones, then one table, failures first, then totals."""
+    ``details`` failing ones (None: all), then one table, failures first, then totals.
+
+    ``failures_only`` (``--quiet``): passing transcripts are left out of the
+    table, and a run without a failure prints nothing, as ruff's ``--quiet`` does.
+    """
     console = make_console(stream)
+    failing = [r for r in run.results if r.status is not Status.PASS]
+    if failures_only and not failing:
+        return
     if len(run.results) == 1:
         console.print(_panel(run.results[0]))
         return
     from .batch_table import batch_report
 
-    failing = [r for r in run.results if r.status is not Status.PASS]
-    for result in failing[:DETAILED_FAILURES]:
+    shown = failing if details is None else failing[:details]
+    for result in shown:
         console.print(_panel(result))
-    if len(failing) > DETAILED_FAILURES:
+    if len(failing) > len(shown):
         console.print(
-            f"… and {len(failing) - DETAILED_FAILURES} more failing transcripts in the table below; "
-            "`auditor audit FILE` shows one in detail"
+            f"… and {len(failing) - len(shown)} more failing transcripts in the table below; "
+            "`--details all` shows every one, `auditor audit FILE` one in detail"
         )
-    for renderable in batch_report(run, console.width):
+    for renderable in batch_report(run, console.width, failures_only=failures_only):
         console.print(renderable)
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from ..findings import Finding
 from ..options import AuditOptions, RerunOptions
 from ..rules.rerun import R801, R802, R806, R807
+from ..strings import plural
 from . import cache, compare, probe_memo, sandbox
 from .command import Command, CommandRefused, parse_how_to_run
 from .device import (
@@ -150,7 +151,7 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
     record = replace(record, device=device.kind, torch_version=interpreter.torch_version, command=tuple(argv),
                      sandbox_uid=bwrap.experiment_uid if bwrap else os.getuid(),
                      limits=_limits_record(limits, bwrap))
-    say(f"rerun: copying {len(ws.files)} file(s) to a fresh folder")
+    say(f"rerun: copying {plural(len(ws.files), 'file')} to a fresh folder")
     try:
         stage = copy_for_run(ws, rerun.timeout)
     except OSError as exc:

@@ -29,6 +29,7 @@ from ..paths import REPORT_NAME
 from ..rules.rerun import R804, R805, R806
 from ..stats import NonFiniteStatistics, Recomputed, recompute
 from ..verdicts import Verdict, classify_verdict
+from ..strings import plural
 
 ARMS = ("baseline", "idea")
 # Same code, same seeds, same device kind: only float reassociation differs.
@@ -228,7 +229,7 @@ def numbers_finding(cmp: ArmComparison, rtol: float) -> Finding | None:
     shown = "; ".join(f"seed {i}: claimed {c:.10g}, rerun {r:.10g}" for i, c, r in cmp.differing[:SHOWN])
     more = f"; and {len(cmp.differing) - SHOWN} more" if len(cmp.differing) > SHOWN else ""
     return R804.finding(
-        f"{cmp.arm}: {len(cmp.differing)} seed(s) differ from the rerun beyond rtol {rtol:g} "
+        f"{cmp.arm}: {plural(len(cmp.differing), 'seed')} differ{'s' if len(cmp.differing) == 1 else ''} from the rerun beyond rtol {rtol:g} "
         f"(max relative difference {cmp.max_rel_diff:.3g}): {shown}{more}",
         pointer=cmp.pointer,
         claimed=[c for _, c, _ in cmp.differing],
@@ -334,7 +335,7 @@ def shipped_report_finding(document: dict[str, Any], shipped: Path, options: Aud
     shown = "; ".join(f"{p}: answer {_shown(x)}, file {_shown(y)}" for p, x, y in diffs[:SHOWN])
     return R806.finding(
         f"the {REPORT_NAME} shipped in the workspace differs from the answer's bench_report "
-        f"in {len(diffs)}{'+' if len(diffs) >= 50 else ''} place(s): {shown}",
+        f"in {len(diffs)}{'+' if len(diffs) >= 50 else ''} place{'' if len(diffs) == 1 else 's'}: {shown}",
         pointer=diffs[0][0],
         claimed=diffs[0][1],
         recomputed=diffs[0][2],
