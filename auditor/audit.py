@@ -122,6 +122,7 @@ def audit_document(
     places where a NaN/Infinity literal stood (already reported as P104, and
     replaced by null), so the schema stage does not report them again.
     """
+    from .figures import figure_data
     from .schema import validate
 
     findings = list(prior or [])
@@ -150,6 +151,7 @@ def audit_document(
         claimed=_claimed_summary(ctx),
         rerun=rerun_record,
         cross=_cross_facts(ctx),
+        figures=figure_data(ctx) if options.figure_data else None,
     )
 
 

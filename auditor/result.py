@@ -61,6 +61,9 @@ class AuditResult:
     # Wall-clock seconds the audit took, rerun included (JUnit's time=); not in to_dict(), so the
     # JSON output stays the same from run to run.
     seconds: float | None = None
+    # What the HTML report draws (auditor.figures), kept only with AuditOptions.figure_data.
+    # Not in to_dict().
+    figures: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status(self.status))  # "pass" from a jsonl record reads as Status.PASS

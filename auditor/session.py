@@ -140,6 +140,8 @@ def run_session(
     paths: Sequence[str], settings: Settings, args: SessionOptions, *, rerun: RerunOptions | None = None
 ) -> Run:
     """Audit ``paths`` as one batch, write every output, and return the final run."""
+    if args.format == "html":  # its charts draw each answer's per-seed values and sweeps
+        settings = replace(settings, options=replace(settings.options, figure_data=True))
     known = _load_baseline(args)
     done = resume_from(args.output) if args.resume else {}
     if args.resume and not args.quiet:
@@ -178,7 +180,7 @@ def run_session(
         )
         # The Run cleans agent text for display; the baseline fingerprints the findings as found.
         run = Run(tuple(results), cross, config=os.path.abspath(settings.config) if settings.config else None,
-                  skipped=skipped)
+                  skipped=skipped, options=settings.options)
         if stream is not None:
             stream.write_summary(run, _late_findings(audited, results))
     if args.write_baseline:

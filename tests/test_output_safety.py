@@ -63,7 +63,7 @@ def _hostile_answer(tmp_path: Path, name: str = "answer.txt") -> Path:
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["audit", *argv, "--isolated", "--quiet"])
+    code = main(["audit", *argv, "--isolated"])  # not --quiet: a passing run would print nothing
     out, err = capsys.readouterr()
     return code, out, err
 

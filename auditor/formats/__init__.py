@@ -8,7 +8,7 @@ whose strings are already cleaned of terminal controls (:mod:`.safe`).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
 from .. import __version__
@@ -34,6 +34,8 @@ class Run:
     config: str | None = None
     # Ordinary files (no answer in them) that were skipped, not audited.
     skipped: int = 0
+    # The AuditOptions the run used (alpha, fail-on, selection), for reports that show them.
+    options: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "results", tuple(clean_result(r) for r in self.results))

@@ -103,5 +103,6 @@ def clean_result(result: "AuditResult") -> "AuditResult":
         claimed=clean_value(result.claimed),
         rerun=clean_value(result.rerun),
         cross=clean_value(result.cross),
+        figures=clean_value(result.figures),
         log=clean_value(result.log),
     )

@@ -1,0 +1,122 @@
+"""The HTML report's batch section: the cross-answer figures and two charts.
+
+* the recomputed p-values, sorted, against the Benjamini-Hochberg line
+  (what X902 applies), claimed-significant answers marked by shape;
+* the findings per rule, errors first.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from ..findings import Severity
+from ..verdicts import Verdict, classify_verdict
+from .charts import LOSS, WIN, Chart, new_axes, style, to_svg, wrap_title
+
+SEVERITY_COLOUR = {Severity.ERROR: "#cf222e", Severity.WARNING: "#9a6700", Severity.INFO: "#0969da"}
+SEVERITY_HATCH = {Severity.ERROR: "", Severity.WARNING: "///", Severity.INFO: "..."}
+# The smallest p drawn on the log axis (an exact test never gives 0; a bound keeps the axis finite).
+P_FLOOR = 1e-12
+MAX_RULE_BARS = 25
+
+
+def _tested(results: Any) -> list[tuple[float, bool]]:
+    """(recomputed p, claims significance) of every result with a recomputed p."""
+    out = []
+    for r in results:
+        p = (r.recomputed or {}).get("p_value")
+        if isinstance(p, (int, float)) and not isinstance(p, bool):
+            claimed = classify_verdict((r.claimed or {}).get("verdict"))
+            out.append((float(p), claimed in (Verdict.BETTER, Verdict.WORSE)))
+    return out
+
+
+def fdr_chart(results: Any, fdr: float, alpha: float) -> Chart:
+    """Sorted recomputed p-values against the Benjamini-Hochberg line i/m·q."""
+    from ..rules.cross import benjamini_hochberg
+
+    tested = sorted(_tested(results))
+    m = len(tested)
+    with style("c-fdr"):
+        fig, ax = new_axes()
+        if not m:
+            ax.text(0.5, 0.5, "no recomputed p-value in this batch", ha="center", va="center", transform=ax.transAxes)
+            title = "Benjamini-Hochberg: no p-value to test"
+            ax.set_title(title)
+            return to_svg(fig, title, "c-fdr")
+        ranks = np.arange(1, m + 1)
+        p = np.maximum([t[0] for t in tested], P_FLOOR)
+        claims = np.array([t[1] for t in tested])
+        ax.set_yscale("log")
+        ax.plot(ranks, ranks / m * fdr, color="black", lw=1, label=f"Benjamini-Hochberg line i/m·{fdr:g}")
+        ax.axhline(alpha, color="#6e7781", lw=0.8, ls="--", label=f"alpha {alpha:g}")
+        for mask, look, label in ((claims, WIN, "claims significance"), (~claims, LOSS, "claims no effect")):
+            if mask.any():
+                ax.scatter(ranks[mask], p[mask], s=18, marker=look["marker"], color=look["color"], zorder=3, label=label)
+        cutoff = benjamini_hochberg([t[0] for t in tested], fdr)
+        discoveries = sum(1 for t in tested if cutoff is not None and t[0] <= cutoff)
+        ax.set_xlabel("rank of the recomputed p-value")
+        ax.set_ylabel("recomputed p (log scale)")
+        ax.legend(loc="lower right", fontsize=6.5)
+        lost = sum(1 for t in tested if t[1] and (cutoff is None or t[0] > cutoff))
+        title = (f"{m} p-values against Benjamini-Hochberg at FDR {fdr:g}: {discoveries} discoveries, "
+                 f"{lost} significant claims lost (X902)")
+        ax.set_title(wrap_title(title))
+        return to_svg(fig, title, "c-fdr")
+
+
+def rule_counts(results: Any) -> list[tuple[str, Severity, int, int]]:
+    """(code, severity, findings, files) per rule that fired: errors first, then by count."""
+    counts = Counter(f.rule for r in results for f in r.findings)
+    files = Counter(code for r in results for code in {f.rule for f in r.findings})
+    severity = {f.rule: f.severity for r in results for f in r.findings}
+    rows = [(code, severity[code], n, files[code]) for code, n in counts.items()]
+    return sorted(rows, key=lambda row: (-row[1].rank, -row[2], row[0]))
+
+
+def rules_chart(results: Any) -> Chart:
+    """Findings per rule as horizontal bars; severity by colour, hatching and the label's words."""
+    rows = rule_counts(results)[:MAX_RULE_BARS]
+    with style("c-rules"):
+        fig, ax = new_axes()
+        if not rows:
+            ax.text(0.5, 0.5, "no findings", ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            title = "Findings per rule: none"
+            ax.set_title(title)
+            return to_svg(fig, title, "c-rules")
+        fig.set_size_inches(4.4, max(2.2, 0.9 + 0.16 * len(rows)))
+        positions = np.arange(len(rows))[::-1]
+        for y, (code, severity, n, _) in zip(positions, rows):
+            ax.barh(y, n, color=SEVERITY_COLOUR[severity], hatch=SEVERITY_HATCH[severity], edgecolor="white", lw=0)
+            ax.text(n, y, f" {n}", va="center", fontsize=6.5)
+        ax.set_yticks(positions, [f"{code} {severity.value}" for code, severity, _, _ in rows], fontsize=6.5)
+        ax.set_xlabel("findings")
+        title = f"Findings per rule ({len(rows)} rules, errors first)"
+        ax.set_title(title)
+        return to_svg(fig, title, "c-rules")
+
+
+def cross_figures(cross: Any) -> str:
+    """The batch's multiple-testing figures as a sentence (HTML)."""
+    return (
+        f"<p>Ideas tested: <strong>{cross.ideas_tested}</strong> · significant claims: <strong>{cross.significant_claims}</strong> · "
+        f"significant at alpha {cross.alpha:g}: <strong>{cross.significant_recomputed}</strong> "
+        f"(≈{cross.expected_by_chance:.2f} expected by chance alone) · Benjamini-Hochberg discoveries at FDR "
+        f"{cross.fdr:g}: <strong>{cross.discoveries}</strong> (expected false positives among them ≤ "
+        f"{cross.expected_false_positives:.2f})</p>"
+    )
+
+
+def batch_section(run: Any, figure: Any) -> str:
+    """The batch's figures and charts; ``figure`` wraps a :class:`Chart` as HTML."""
+    figures = cross_figures(run.cross) if run.cross is not None else ""
+    charts = [rules_chart(run.results)]
+    if run.cross is not None:
+        charts.insert(0, fdr_chart(run.results, run.cross.fdr, run.cross.alpha))
+    body = "".join(figure(chart) for chart in charts)
+    return f'<section id="batch"><h2>Batch</h2>{figures}<div class="charts">{body}</div></section>'
