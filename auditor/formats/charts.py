@@ -215,7 +215,7 @@ def _count(k: int, one: str, many: str = "") -> str:
     return f"{k} {one if k == 1 else many or one + 's'}"
 
 
-def wrap_title(title: str, width: int = 70) -> str:
+def wrap_title(title: str, width: int = 56) -> str:
     """A title broken at spaces so that it fits the figure."""
     import textwrap
 

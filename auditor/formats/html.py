@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from ..findings import Severity, get_rule
 from ..result import AuditResult, Status
 from ..verdicts import classify_verdict
+from ..strings import plural
 from . import Run
 from .html_batch import batch_section, rule_counts
 from .html_data import chart_inputs
@@ -171,7 +172,7 @@ def _overview(run: Run, folder: str) -> str:
                   "recomputed verdict", "claimed p", "recomputed p", "rerun")
     )
     rows = "".join(_overview_row(i, r, folder) for i, r in _ordered(run))
-    title = f"Overview · {len(run.results)} transcripts" + (f" in {path_html(folder + '/')}" if folder else "")
+    title = f"Overview · {plural(len(run.results), 'transcript')}" + (f" in {path_html(folder.rstrip('/') + '/')}" if folder else "")
     return f'<h2>{title}</h2><table class="overview"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
 
 
@@ -209,7 +210,7 @@ def _transcript(index: int, result: AuditResult, folder: str) -> str:
 def _filters(run: Run) -> tuple[str, str, str]:
     """(empty anchors the CSS targets, the filter links, the CSS that hides what a filter excludes)."""
     s = run.summary
-    statuses = [status for status in Status if s.get(status.value)]
+    statuses = [status for status in Status if status is not Status.SKIPPED and s.get(status.value)]
     codes = [code for code, _, _, _ in rule_counts(run.results) if RULE_CODE.match(code)]
     anchors = "".join(f'<i id="only-{x}" class="filter-target"></i>' for x in [*(st.value for st in statuses), *codes])
     css = "".join(
@@ -232,7 +233,7 @@ def _rule_docs(run: Run) -> str:
             continue
         sections.append(
             f'<section id="rule-{escape(code)}"><h3><code>{escape(code)}</code> {escape(rule.name)} '
-            f'<span class="muted">({escape(severity.value)} · {count} findings in {files} transcripts)</span></h3>'
+            f'<span class="muted">({escape(severity.value)} · {plural(count, "finding")} in {plural(files, "transcript")})</span></h3>'
             f"{render_markdown(rule.doc)}</section>"
         )
     return "<h2>Rules</h2>" + "".join(sections) if sections else ""
@@ -243,7 +244,7 @@ def render(run: Run) -> str:
 
     s = run.summary
     folder = _common_folder([r.source for r in run.results])
-    counts = f"{s['files']} transcripts: " + ", ".join(f"{s[st.value]} {st.value}" for st in Status if st.value in s)
+    counts = f"{plural(s['files'], 'transcript')}: " + ", ".join(f"{s[st.value]} {st.value}" for st in Status if st.value in s)
     anchors, nav, filter_css = _filters(run)
     batch = batch_section(run, _figure) if len(run.results) > 1 else ""
     main = (
