@@ -122,7 +122,7 @@ def audit_document(
     places where a NaN/Infinity literal stood (already reported as P104, and
     replaced by null), so the schema stage does not report them again.
     """
-    from .figures import figure_data
+    from .extracts import cross_facts, figure_data
     from .schema import validate
 
     findings = list(prior or [])
@@ -150,18 +150,9 @@ def audit_document(
         recomputed=recomputed,
         claimed=_claimed_summary(ctx),
         rerun=rerun_record,
-        cross=_cross_facts(ctx),
+        cross=cross_facts(ctx),
         figures=figure_data(ctx) if options.figure_data else None,
     )
-
-
-def _cross_facts(ctx: AuditContext) -> dict[str, Any]:
-    """The seam to the cross-answer family: the facts of this answer that the batch's
-    X9xx checks compare (:func:`auditor.rules.cross.facts`).  The single-answer
-    pipeline touches that family here only, and never runs its checks."""
-    from .rules.cross import facts
-
-    return facts(ctx)
 
 
 def audit_bytes(

@@ -46,7 +46,7 @@ class AuditOptions:
     max_prose_chars: int = 100_000
     # Text encoding of transcripts given as bytes (--encoding); None: UTF-8 (a BOM always wins).
     encoding: str | None = None
-    # Keep what the HTML report's charts draw on each result (auditor.figures); off for every
+    # Keep what the HTML report's charts draw on each result (auditor.extracts.figure_data); off for every
     # other format, so a batch holds only what its output needs.
     figure_data: bool = False
     # Rule selection by code or prefix; empty select means all rules.

@@ -43,3 +43,22 @@ def relative(path: str, root: str | Path) -> str:
 def portable(source: str) -> str:
     """``source`` normalised with forward slashes; ``stdin`` for ``-``."""
     return "stdin" if source == STDIN else posix(key(source))
+
+
+def common_folder(sources: list[str]) -> str:
+    """The folder every source lies in, shown once in a title instead of on every row
+    ("" when there is none: stdin among them, or absolute and relative paths mixed)."""
+    folders = [os.path.dirname(s) for s in sources if s != STDIN]
+    if len(folders) != len(sources) or not folders:
+        return ""
+    try:
+        return os.path.commonpath(folders)
+    except ValueError:
+        return ""
+
+
+def name_in(source: str, folder: str) -> str:
+    """``source`` as shown under the title's ``folder``; standard input by its display name."""
+    if source == STDIN:
+        return STDIN_NAME
+    return os.path.relpath(source, folder) if folder else source

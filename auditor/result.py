@@ -22,7 +22,7 @@ formats and the gate can use results without the audit pipeline.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from .findings import Finding, Severity, matches
@@ -51,7 +51,7 @@ class AuditResult:
     # What the answer itself claims for the headline numbers (for the terminal table).
     claimed: dict[str, Any] | None = None
     rerun: dict[str, Any] | None = None
-    # The facts the batch's cross-answer checks (X9xx) compare (auditor.rules.cross.facts);
+    # The facts the batch's cross-answer checks (X9xx) compare (auditor.extracts.cross_facts);
     # kept in jsonl records so that --resume can still run them.  Not in to_dict().
     cross: dict[str, Any] | None = None
     # X000: the file holding the traceback of the auditor's internal error.
@@ -60,8 +60,8 @@ class AuditResult:
     baselined: int = 0
     # Wall-clock seconds the audit took, rerun included (JUnit's time=); not in to_dict(), so the
     # JSON output stays the same from run to run.
-    seconds: float | None = None
-    # What the HTML report draws (auditor.figures), kept only with AuditOptions.figure_data.
+    seconds: float | None = field(default=None, compare=False)
+    # What the HTML report draws (auditor.extracts.figure_data), kept only with AuditOptions.figure_data.
     # Not in to_dict().
     figures: dict[str, Any] | None = None
 

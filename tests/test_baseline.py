@@ -60,7 +60,10 @@ def test_baseline_on_a_folder_blocks_only_new_problems(tmp_path, monkeypatch, ca
     shutil.copy(FIXTURES / "defects" / "P101_no_json.txt", "answers/unparseable.txt")
     assert main(["audit", "-q", "answers"]) == 1
     assert main(["audit", "-q", "answers", "--write-baseline", "baseline.json"]) == 0
+    capsys.readouterr()
     assert main(["audit", "-q", "answers", "--baseline", "baseline.json"]) == 0
+    assert capsys.readouterr().out == ""  # --quiet: nothing new fails, nothing printed
+    assert main(["audit", "answers", "--baseline", "baseline.json"]) == 0
     assert "known findings hidden by the baseline" in capsys.readouterr().out
     shutil.copy(FIXTURES / "defects" / "V401_significance_not_supported.txt", "answers/new.txt")
     assert main(["audit", "-q", "answers", "--baseline", "baseline.json", "--format", "json"]) == 1

@@ -6,7 +6,6 @@ shown as named, never parsed as rich markup."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from typing import Any, Iterator
@@ -16,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..findings import Severity, all_rules
-from ..paths import STDIN, STDIN_NAME
+from ..paths import common_folder, name_in
 from ..strings import plural
 from ..result import AuditResult, Status
 from ..verdicts import Verdict, classify_verdict
@@ -85,23 +84,6 @@ def _rerun(rerun: dict | None) -> Text:
     return Text(f"✗ {verdict or ('differs' if ran else 'not run')}{cached}", style="bold red")
 
 
-def _common_folder(sources: list[str]) -> str:
-    """The folder every source lies in, shown once in the title instead of on every row."""
-    folders = [os.path.dirname(s) for s in sources if s != STDIN]
-    if len(folders) != len(sources) or not folders:
-        return ""
-    try:
-        return os.path.commonpath(folders)
-    except ValueError:  # absolute and relative paths mixed
-        return ""
-
-
-def _row_name(source: str, folder: str) -> str:
-    if source == STDIN:
-        return STDIN_NAME
-    return os.path.relpath(source, folder) if folder else source
-
-
 def wrap_path(name: str, width: int) -> str:
     """``name`` on lines of at most ``width`` characters, broken after a ``/``, or inside a
     longer folder or file name after ``_ - .``, where it can be."""
@@ -136,7 +118,7 @@ def results_table(run: Run, width: int = 120, *, failures_only: bool = False) ->
     differ); below ``NARROW`` columns one rule code is listed (errors first),
     so the table stays readable at 80 columns.
     """
-    folder = _common_folder([r.source for r in run.results])
+    folder = common_folder([r.source for r in run.results])
     title = plural(len(run.results), "transcript") + (f" in {folder.rstrip('/')}/" if folder else "")
     with_rerun = any(r.rerun for r in run.results)
     limit = MAX_CODES if width >= NARROW else 1
@@ -165,7 +147,7 @@ def results_table(run: Run, width: int = 120, *, failures_only: bool = False) ->
         table.add_column(header, no_wrap=True, justify="right" if header in ("err", "warn", "p") else "left")
     table.add_column("file", overflow="fold")
     for r, cells in zip(ordered, rows, strict=True):
-        table.add_row(*cells, Text(wrap_path(_row_name(r.source, folder), width - used - 8)))
+        table.add_row(*cells, Text(wrap_path(name_in(r.source, folder), width - used - 8)))
     return table
 
 

@@ -215,6 +215,15 @@ def _count(k: int, one: str, many: str = "") -> str:
     return f"{k} {one if k == 1 else many or one + 's'}"
 
 
+def nothing_to_draw(fig: Any, ax: Any, message: str, title: str, chart_id: str) -> Chart:
+    """A chart that says, in its middle and its title, why it has nothing to draw (never blank)."""
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(title)
+    return to_svg(fig, title, chart_id)
+
+
 def wrap_title(title: str, width: int = 56) -> str:
     """A title broken at spaces so that it fits the figure."""
     import textwrap
@@ -325,12 +334,8 @@ def sweep_chart(data: ChartInputs, chart_id: str) -> Chart:
                 ("idea", data.idea_sweep, data.idea_lr, IDEA_COLOUR, "o"))
         lrs = sorted({p.lr for _, sweep, _, _, _ in arms for p in sweep})
         if not lrs:
-            ax.text(0.5, 0.5, "no learning-rate sweep reported", ha="center", va="center", transform=ax.transAxes)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            title = "Learning-rate sweeps: none reported"
-            ax.set_title(title)
-            return to_svg(fig, title, chart_id)
+            return nothing_to_draw(fig, ax, "no learning-rate sweep reported", "Learning-rate sweeps: none reported",
+                                   chart_id)
         from matplotlib.ticker import NullLocator
 
         ax.set_xscale("log")

@@ -13,7 +13,6 @@ matplotlib imported only here), and the docs of every rule that fired.
 
 from __future__ import annotations
 
-import os
 from html import escape
 from typing import Any, TextIO
 
@@ -21,6 +20,7 @@ from ..findings import Severity, get_rule
 from ..result import AuditResult, Status
 from ..verdicts import classify_verdict
 from ..strings import plural
+from ..paths import common_folder, name_in
 from . import Run
 from .html_batch import batch_section, rule_counts
 from .html_data import chart_inputs
@@ -87,21 +87,6 @@ def _options(run: Run) -> str:
     return "<p class=\"muted\">Options: " + " · ".join(items) + "</p>"
 
 
-def _common_folder(sources: list[str]) -> str:
-    """The folder every source lies in, shown once instead of on every row."""
-    folders = [os.path.dirname(s) for s in sources if s != "-"]
-    if len(folders) != len(sources) or not folders:
-        return ""
-    try:
-        return os.path.commonpath(folders)
-    except ValueError:  # absolute and relative paths mixed
-        return ""
-
-
-def _short_name(source: str, folder: str) -> str:
-    return os.path.relpath(source, folder) if folder else source
-
-
 def _codes(result: AuditResult) -> list[str]:
     """Rule codes safe to use as CSS class names (the auditor's own codes are)."""
     return [code for code in dict.fromkeys(f.rule for f in result.findings) if RULE_CODE.match(code)]
@@ -142,7 +127,7 @@ def _overview_row(index: int, result: AuditResult, folder: str) -> str:
     claimed, recomputed = result.claimed or {}, result.recomputed or {}
     marks = disputed(result)
     cells = [
-        f'<td class="name"><a href="#t{index}">{path_html(_short_name(result.source, folder))}</a></td>',
+        f'<td class="name"><a href="#t{index}">{path_html(name_in(result.source, folder))}</a></td>',
         f'<td class="{result.status.value}">{escape(result.status.upper())}</td>',
         f'<td class="num">{result.count(Severity.ERROR)}</td>',
         f'<td class="num">{result.count(Severity.WARNING)}</td>',
@@ -193,7 +178,7 @@ def _transcript(index: int, result: AuditResult, folder: str) -> str:
     codes = " ".join(escape(code) for code in _codes(result))
     summary = (
         f'<summary><span class="{result.status.value}">{escape(result.status.upper())}</span> '
-        f"{path_html(_short_name(result.source, folder))} <span class=\"muted\">{codes}</span></summary>"
+        f"{path_html(name_in(result.source, folder))} <span class=\"muted\">{codes}</span></summary>"
     )
     body = [
         verdict_quote(data, MAX_VERDICT_CHARS),
@@ -243,7 +228,7 @@ def render(run: Run) -> str:
     from .. import __version__
 
     s = run.summary
-    folder = _common_folder([r.source for r in run.results])
+    folder = common_folder([r.source for r in run.results])
     counts = f"{plural(s['files'], 'transcript')}: " + ", ".join(f"{s[st.value]} {st.value}" for st in Status if st.value in s)
     anchors, nav, filter_css = _filters(run)
     batch = batch_section(run, _figure) if len(run.results) > 1 else ""

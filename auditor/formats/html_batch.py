@@ -14,7 +14,7 @@ import numpy as np
 
 from ..findings import Severity
 from ..verdicts import Verdict, classify_verdict
-from .charts import LOSS, WIN, Chart, new_axes, style, to_svg, wrap_title
+from .charts import LOSS, WIN, Chart, new_axes, nothing_to_draw, style, to_svg, wrap_title
 
 SEVERITY_COLOUR = {Severity.ERROR: "#cf222e", Severity.WARNING: "#9a6700", Severity.INFO: "#0969da"}
 SEVERITY_HATCH = {Severity.ERROR: "", Severity.WARNING: "///", Severity.INFO: "..."}
@@ -43,10 +43,8 @@ def fdr_chart(results: Any, fdr: float, alpha: float) -> Chart:
     with style("c-fdr"):
         fig, ax = new_axes()
         if not m:
-            ax.text(0.5, 0.5, "no recomputed p-value in this batch", ha="center", va="center", transform=ax.transAxes)
-            title = "Benjamini-Hochberg: no p-value to test"
-            ax.set_title(title)
-            return to_svg(fig, title, "c-fdr")
+            return nothing_to_draw(fig, ax, "no recomputed p-value in this batch",
+                                   "Benjamini-Hochberg: no p-value to test", "c-fdr")
         ranks = np.arange(1, m + 1)
         p = np.maximum([t[0] for t in tested], P_FLOOR)
         claims = np.array([t[1] for t in tested])
@@ -83,12 +81,7 @@ def rules_chart(results: Any) -> Chart:
     with style("c-rules"):
         fig, ax = new_axes()
         if not rows:
-            ax.text(0.5, 0.5, "no findings", ha="center", va="center", transform=ax.transAxes)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            title = "Findings per rule: none"
-            ax.set_title(title)
-            return to_svg(fig, title, "c-rules")
+            return nothing_to_draw(fig, ax, "no findings", "Findings per rule: none", "c-rules")
         fig.set_size_inches(4.4, max(2.2, 0.9 + 0.16 * len(rows)))
         positions = np.arange(len(rows))[::-1]
         for y, (code, severity, n, _) in zip(positions, rows):

@@ -1,7 +1,7 @@
 """What the HTML report's charts draw for one transcript, beyond the result's summary numbers.
 
 The audit keeps it on the result when the report is the output
-(``AuditResult.figures``, :mod:`auditor.figures`): both arms' per-seed values,
+(``AuditResult.figures``, :func:`auditor.extracts.figure_data`): both arms' per-seed values,
 the metric direction, both sweeps, the chosen configs and the agent's verdict
 sentence.  The report never reads a transcript again, so stdin and a dask
 worker's files draw like any other, and what is drawn is what was audited.

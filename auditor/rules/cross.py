@@ -1,7 +1,7 @@
 """X9xx: cross-answer checks, which only a batch of answers can make.
 
 They run after every single audit of a batch (``auditor audit DIR`` or several
-paths) and read two things per answer: the facts :func:`facts` stores in
+paths) and read two things per answer: the facts :func:`auditor.extracts.cross_facts` stores in
 ``AuditResult.cross`` while the answer is audited (track, model,
 baseline config, baseline per-seed values) and the result's claimed verdict
 and recomputed p-value.
@@ -92,19 +92,6 @@ X902 = Rule(
     (`--fdr`).
     """,
 )
-
-
-def facts(ctx: Any) -> dict[str, Any]:
-    """What the cross checks need from one audited answer (``AuditResult.cross``)."""
-    report = ctx.report
-    return {
-        "track": report.track,
-        "model": report.model,
-        "baseline_cfg": ctx.baseline.best_cfg,
-        "baseline_per_seed": [float(v) for v in ctx.baseline.per_seed],
-        "baseline_pointer": ctx.baseline.stats_pointer + "/per_seed",
-        "verdict_pointer": ctx.pointer("comparison", "verdict"),
-    }
 
 
 @dataclass(frozen=True)
