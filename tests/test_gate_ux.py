@@ -312,3 +312,19 @@ def test_junit_names_the_failing_rules_and_the_time(capsys) -> None:
     assert failure is not None and failure.get("message").startswith("D501: 1 error, ")
     times = [float(case.get("time")) for case in root.iter("testcase")]
     assert all(t > 0 for t in times)
+
+
+def test_help_shows_examples_exit_codes_and_every_flag_explained(capsys) -> None:
+    assert main(["--help"]) == 0
+    top = capsys.readouterr().out
+    assert "examples:" in top and "exit codes:" in top and "--format concise" in top
+    assert main(["audit", "--help"]) == 0
+    audit = capsys.readouterr().out
+    for flag in ("--rerun", "--device", "--extend-select", "--extend-ignore", "--details", "--encoding", "--no-cache"):
+        line = next(line for line in audit.splitlines() if line.strip().startswith(flag))
+        assert len(line.split(None, 2)) >= 2, line  # the flag has help text beside it or below it
+    assert "PATH" in audit and "transcripts or folders of them" in audit
+    from auditor.option_model import CommandLine
+
+    undocumented = [name for name, field in CommandLine.model_fields.items() if not field.description]
+    assert undocumented == []
