@@ -9,8 +9,9 @@ batch themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .executors import AuditPool, Task
 from .findings import Finding

@@ -2,14 +2,15 @@
 (:class:`AuditPool`), or a dask.distributed cluster (:class:`DaskPool`).
 
 Both are context managers with ``completed() -> Iterator[(index, result)]``
-in completion order; the caller puts results back in the batch's order, so
+in completion order (workers audit chunks of transcripts, :func:`chunks`); the caller puts results back in the batch's order, so
 the output does not depend on where or in which order transcripts ran.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import Any, Self
 
 from .audit import audit_path
 from .errors import UsageError
@@ -20,6 +21,12 @@ from .result import AuditResult
 # A transcript takes ~10 ms once warm and a worker process far longer to
 # start, so every worker gets at least this many transcripts.
 MIN_TASKS_PER_PROCESS = 8
+# Workers get transcripts in chunks: one task per file costs a round trip to the
+# worker (pickling, a pipe, a wake-up) that is as long as a warm audit.  Chunks
+# stay small enough that every worker gets several (the last one does not run
+# alone) and that a progress bar still moves.
+CHUNKS_PER_WORKER = 8
+MAX_CHUNK = 64
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,17 @@ class Task:
 def audit_task(task: Task, rerun: RerunOptions | None = None) -> AuditResult:
     """Audit one file (module-level so that worker processes can run it)."""
     return audit_path(task.path, task.options, rerun=rerun)
+
+
+def audit_chunk(chunk: Sequence[tuple[int, Task]], rerun: RerunOptions | None = None) -> list[tuple[int, AuditResult]]:
+    """Audit a chunk of ``(index, task)`` pairs in one worker call; ``(index, result)`` pairs back."""
+    return [(index, audit_task(task, rerun)) for index, task in chunk]
+
+
+def chunks(indices: Sequence[int], workers: int) -> list[list[int]]:
+    """``indices`` cut into consecutive chunks: about :data:`CHUNKS_PER_WORKER` per worker, at most :data:`MAX_CHUNK` long."""
+    size = max(1, min(MAX_CHUNK, len(indices) // (max(1, workers) * CHUNKS_PER_WORKER)))
+    return [list(indices[start : start + size]) for start in range(0, len(indices), size)]
 
 
 def _leave_interrupts_to_the_parent() -> None:
@@ -61,9 +79,9 @@ class AuditPool:
         self._jobs = max(1, min(jobs, len(self._remote)))
         self._warm: tuple[int, AuditResult] | None = None
         self._executor: Any = None
-        self._futures: dict[Any, int] = {}
+        self._futures: set[Any] = set()
 
-    def __enter__(self) -> "AuditPool":
+    def __enter__(self) -> Self:
         if not self._remote:
             return self
         from concurrent.futures import ProcessPoolExecutor
@@ -74,7 +92,10 @@ class AuditPool:
         self._warm = (first, audit_task(self.tasks[first], self.rerun))
         if self._remote:
             self._executor = ProcessPoolExecutor(max_workers=self._jobs, initializer=_leave_interrupts_to_the_parent)
-            self._futures = {self._executor.submit(audit_task, self.tasks[i], self.rerun): i for i in self._remote}
+            self._futures = {
+                self._executor.submit(audit_chunk, [(i, self.tasks[i]) for i in chunk], self.rerun)
+                for chunk in chunks(self._remote, self._jobs)
+            }
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -92,7 +113,7 @@ class AuditPool:
             from concurrent.futures import as_completed
 
             for future in as_completed(self._futures):
-                yield self._futures[future], future.result()
+                yield from future.result()
 
 
 # How long to wait for a remote scheduler before calling the address wrong.
@@ -117,9 +138,9 @@ class DaskPool:
         self.rerun = rerun
         self._cluster: Any = None
         self._client: Any = None
-        self._futures: dict[Any, int] = {}
+        self._futures: list[Any] = []
 
-    def __enter__(self) -> "DaskPool":
+    def __enter__(self) -> Self:
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -136,11 +157,12 @@ class DaskPool:
             self.__exit__(None, None, None)
             raise UsageError(f"cannot reach the dask scheduler at {self.scheduler}: {exc}") from None
         remote = [i for i, t in enumerate(self.tasks) if t.path != STDIN]
+        rerun = _without_progress(self.rerun)
         # pure=False: the same path audited twice (a rerun) must run twice, not be deduplicated.
-        self._futures = {
-            self._client.submit(audit_task, self.tasks[i], _without_progress(self.rerun), pure=False): i
-            for i in remote
-        }
+        self._futures = [
+            self._client.submit(audit_chunk, [(i, self.tasks[i]) for i in chunk], rerun, pure=False)
+            for chunk in chunks(remote, self.jobs)
+        ]
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -158,8 +180,8 @@ class DaskPool:
         if self._futures:
             from dask.distributed import as_completed
 
-            for future in as_completed(list(self._futures)):
-                yield self._futures[future], future.result()
+            for future in as_completed(self._futures):
+                yield from future.result()
 
 
 def _without_progress(rerun: RerunOptions | None) -> RerunOptions | None:

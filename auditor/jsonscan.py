@@ -148,7 +148,7 @@ def _pop(
 class NonFinite:
     """Stands in for a number that has no finite double value."""
 
-    __slots__ = ("literal", "description")
+    __slots__ = ("description", "literal")
 
     def __init__(self, literal: str, description: str) -> None:
         self.literal = literal

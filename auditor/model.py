@@ -17,10 +17,10 @@ no rule needs to know which shape it got.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag
 
 
 class _Model(BaseModel):
@@ -53,6 +53,24 @@ class FlatIdea(SeedStats):
     cfg: dict[str, Any] | None = None
 
 
+def idea_shape(idea: Any) -> str:
+    """``"tuned"`` or ``"flat"``: decided by the presence of ``full``, as the schema's
+    ``if``/``then``/``else`` on ``idea`` decides it (a test checks that both agree).
+
+    Both shapes may fit one object (flat fields next to ``full``); the key decides,
+    never which model happens to accept it.
+    """
+    if isinstance(idea, dict):
+        return "tuned" if "full" in idea else "flat"
+    return "tuned" if isinstance(idea, TunedArm) else "flat"
+
+
+Idea = Annotated[
+    Annotated[TunedArm, Tag("tuned")] | Annotated[FlatIdea, Tag("flat")],
+    Discriminator(idea_shape),
+]
+
+
 class Comparison(_Model):
     delta_mean: float
     idea_wins: int
@@ -69,13 +87,17 @@ class BenchReport(_Model):
     bench_version: int
     metric_direction: Literal["lower is better", "higher is better"]
     baseline: TunedArm
-    idea: TunedArm | FlatIdea
+    idea: Idea
     comparison: Comparison
     track: str | None = None
     model: str | None = None
     n_seeds: int | None = None
     idea_sweep: list[SweepEntry] | None = None
     mechanism_signature: dict[str, Any] | None = None
+    device: str | None = None
+    # Free-form, not audited as such (the schema gives them no type).
+    math_check: Any = None
+    protocol_note: Any = None
 
     @property
     def lower_is_better(self) -> bool:

@@ -11,6 +11,10 @@ free-form (configs, ``metrics``, ``mechanism_signature``) say
 ``"additionalProperties": true`` explicitly and stay open.  One pass with the
 strict copy gives both: its errors are the plain schema's plus the unknown keys.
 
+A valid document, the common case, is recognised by a compiled check
+(:mod:`auditor.schema_fast`) without importing jsonschema; only a document it
+does not accept is validated by jsonschema, whose errors explain the findings.
+
 Validation cost is bounded for any input: refs are inlined once, an array of
 more than ``max_items`` items (``--max-seeds``) is one S201 instead of being
 checked item by item, lists of plain numbers are checked in one fast pass,
@@ -24,13 +28,15 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator, ValidationError, validators
+from typing import TYPE_CHECKING, Any
 
 from .findings import Finding, Rule
-from .model import Answer, BenchReport, TunedArm, join_pointer
+from .model import Answer, BenchReport, join_pointer
 from .rules.schema import S201, S202, S203
+from .schema_fast import Check, UnsupportedSchema, compile_validity
+
+if TYPE_CHECKING:  # jsonschema is imported only to explain an invalid document
+    from jsonschema import Draft202012Validator, ValidationError
 
 SUPPORTED_BENCH_VERSIONS = frozenset({1})
 ANSWER_SCHEMA = "answer.schema.json"
@@ -66,15 +72,27 @@ def strict_copy(schema: Any) -> Any:
 
 
 @functools.cache
-def _validator(name: str, *, strict: bool, max_items: int | None = None) -> Draft202012Validator:
-    schemas = {n: load_schema(n) for n in (ANSWER_SCHEMA, BENCH_REPORT_SCHEMA)}
-    if strict:
-        schemas = {n: strict_copy(s) for n, s in schemas.items()}
+def _strict_schema(name: str) -> dict[str, Any]:
+    """The strict copy of schema ``name``, refs inlined: what both validators check."""
+    schemas = {n: strict_copy(load_schema(n)) for n in (ANSWER_SCHEMA, BENCH_REPORT_SCHEMA)}
     # Following a $ref costs a registry lookup per instance node (half of the
     # validation time); the schemas are small and not recursive, so inline them.
     # Without "$schema", jsonschema also stays on our validator class.
-    schema = {k: v for k, v in inline_refs(schemas[name], schemas).items() if k not in ("$schema", "$defs")}
-    return _validator_class(max_items)(schema)
+    return {k: v for k, v in inline_refs(schemas[name], schemas).items() if k not in ("$schema", "$defs")}
+
+
+@functools.cache
+def _validator(name: str, *, max_items: int | None = None) -> Draft202012Validator:
+    return _validator_class(max_items)(_strict_schema(name))
+
+
+@functools.cache
+def _fast_validity(name: str, max_items: int | None) -> Check | None:
+    """The compiled yes/no check of schema ``name`` (:mod:`auditor.schema_fast`); None if it cannot be compiled."""
+    try:
+        return compile_validity(_strict_schema(name), max_items=max_items)
+    except UnsupportedSchema:
+        return None
 
 
 def inline_refs(schema: dict[str, Any], schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -116,6 +134,8 @@ def _validator_class(max_items: int | None) -> type[Draft202012Validator]:
     would take minutes; the limit keeps validation time bounded for any input,
     and since any error stops the audit, unvalidated items never reach the models.
     """
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
     validate_items = Draft202012Validator.VALIDATORS["items"]
 
     def items(validator: Any, item_schema: Any, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
@@ -185,9 +205,12 @@ def validate(document: Any, *, max_items: int | None = None) -> list[Finding]:
             )
         ]
     name, root = (ANSWER_SCHEMA, "the answer") if is_answer(document) else (BENCH_REPORT_SCHEMA, "the bench report")
+    valid = _fast_validity(name, max_items)
+    if valid is not None and valid(document):
+        return list(_unsupported_version(document))  # the only finding a valid document can have
     # One pass with the strict copy: its errors are the plain schema's plus one
     # "additionalProperties" error per object with unknown keys (S203).
-    errors = list(_validator(name, strict=True, max_items=max_items).iter_errors(document))
+    errors = list(_validator(name, max_items=max_items).iter_errors(document))
     found = list(_violations((e for e in errors if e.validator != "additionalProperties"), root))
     found.extend(_unknown_keys(errors, root))
     malformed = {f.pointer for f in found if f.rule == S201.code}
@@ -394,18 +417,5 @@ def build_models(document: dict[str, Any]) -> tuple[Answer | None, BenchReport, 
     """
     if is_answer(document):
         answer = Answer.model_validate(document)
-        report = _with_declared_idea_shape(answer.bench_report, document["bench_report"])
-        if report is not answer.bench_report:
-            answer = answer.model_copy(update={"bench_report": report})
-        return answer, report, "/bench_report"
-    report = BenchReport.model_validate(document)
-    return None, _with_declared_idea_shape(report, document), ""
-
-
-def _with_declared_idea_shape(report: BenchReport, raw: dict[str, Any]) -> BenchReport:
-    # The schema decides the idea's shape by the presence of "full"; pydantic's
-    # smart union may prefer the flat shape when both fit.  Follow the schema.
-    idea = raw.get("idea")
-    if isinstance(idea, dict) and "full" in idea and not isinstance(report.idea, TunedArm):
-        return report.model_copy(update={"idea": TunedArm.model_validate(idea)})
-    return report
+        return answer, answer.bench_report, "/bench_report"
+    return None, BenchReport.model_validate(document), ""

@@ -17,7 +17,7 @@ from auditor.model import Answer, arm_view
 from conftest import seed_answer
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sign_patterns(n: int) -> np.ndarray:
     """Every sign pattern of length n, shape (2^n, n), listed by itertools.product."""
     return np.array(list(itertools.product((1.0, -1.0), repeat=n)))
@@ -156,6 +156,47 @@ def test_exact_up_to_40_seeds_matches_a_dynamic_programme(n: int) -> None:
     assert result.p_one_sided == _count_at_least_by_dp(d, observed) / 2**n
 
 
+@pytest.mark.parametrize("n", [stats.LIST_HALF_MAX_N * 2 - 1, stats.LIST_HALF_MAX_N * 2, stats.LIST_HALF_MAX_N * 2 + 1])
+def test_halves_kept_as_lists_or_arrays_count_alike(n: int) -> None:
+    """Either side of the size where the halves move from Python lists to numpy arrays."""
+    rng = np.random.default_rng(n)
+    d = [int(x) for x in rng.integers(-6, 10, n)]
+    result = stats.sign_flip_test(np.array(d, dtype=float))
+    observed = abs(sum(d))
+    assert result.p_one_sided == _count_at_least_by_dp(d, observed) / 2**n
+    assert result.p_two_sided == (2 * _count_at_least_by_dp(d, observed) if observed else 2**n) / 2**n
+
+
+def _leave_one_out_one_by_one(d: np.ndarray, exact_max_n: int = stats.EXACT_MAX_N_CAP) -> list[float]:
+    return [stats.sign_flip_test(np.delete(d, k), exact_max_n=exact_max_n, bands=False).p_two_sided for k in range(d.size)]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(grid_values, free_values), min_size=2, max_size=12))
+def test_leave_one_out_p_values_equal_one_test_per_seed(d: list[float]) -> None:
+    d = np.array(d)
+    assert stats.leave_one_out_p_values(d) == _leave_one_out_one_by_one(d)
+
+
+def test_leave_one_out_shares_one_enumeration_when_sums_are_exact() -> None:
+    # Float32 metrics: exact sums, so all n p-values come from one table; one seed carries the result.
+    baseline = np.array([10.5, 10.25, 10.75, 10.0, 10.5, 10.25, 10.0, 10.5], dtype=np.float32).astype(float)
+    d = np.array([-2.0, -0.125, 0.125, -0.25, 0.125, -0.125, -0.125, -0.125])
+    assert stats.sums_are_exact(d, stats.U64)
+    p = stats.leave_one_out_p_values(d)
+    assert p == _leave_one_out_one_by_one(d)
+    assert p[0] == max(p) > stats.sign_flip_test(d).p_two_sided > p[2]  # dropping the big seed hurts most
+    assert stats.leave_one_out_p_values(baseline - baseline.mean()) == _leave_one_out_one_by_one(baseline - baseline.mean())
+
+
+def test_leave_one_out_above_the_shared_size_and_the_exact_limit() -> None:
+    d = np.arange(1.0, stats.LEAVE_ONE_OUT_SHARED_MAX_N + 2)  # one seed too many to share a table
+    assert stats.leave_one_out_p_values(d) == _leave_one_out_one_by_one(d)
+    small = np.array([0.5, -0.25, 1.0, 0.75, 0.125])
+    # exact_max_n below n - 1: each left-out test is the seeded randomized one, as before.
+    assert stats.leave_one_out_p_values(small, exact_max_n=3) == _leave_one_out_one_by_one(small, exact_max_n=3)
+
+
 @pytest.mark.parametrize("scale", [1e4, 1e7, 1e10])
 def test_a_diverged_seed_does_not_merge_the_other_sums(scale: float) -> None:
     """One seed 1e4-1e10 times the others: the exact p is still the rational count."""
@@ -212,7 +253,7 @@ def test_mde_needs_two_pairs() -> None:
     assert stats.mde_halfwidth(np.array([0.1])) is None
 
 
-def test_values_close_scale_absorbs_float32_noise() -> None:  # noqa: D103
+def test_values_close_scale_absorbs_float32_noise() -> None:
     assert not stats.values_close(1.0e-3 + 2e-6, 1.0e-3)
     assert stats.values_close(1.0e-3 + 2e-6, 1.0e-3, scale=10.0)
 

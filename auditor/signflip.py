@@ -1,0 +1,411 @@
+"""The paired sign-flip permutation test of mean(d) = 0: exact for n <= 40, randomized above.
+
+The exact test enumerates all 2^n sign patterns by meet-in-the-middle: the sums
+of each half, matched by binary search, never all 2^n at once.  Ties between
+signed sums are decided within the float noise of the arithmetic (none when
+every sum is exact), and the honest range of p (:class:`PBand`) also counts the
+near-ties float32 arithmetic would make.  Leave-one-out p-values (E702) are
+read off one enumeration when the sums are exact.
+
+Pure functions over numpy arrays, no I/O; :mod:`auditor.stats` re-exports
+what the rest of the auditor uses.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+import numpy as np
+
+from .precision import ACCUMULATION_SAFETY, U32, U64
+
+# Ties between signed sums are decided with a tolerance scaled to the float
+# noise of the arithmetic (see :func:`tie_tolerance`), never to a fixed
+# fraction of sum|d|: one diverged seed must not merge the others' sums.
+# Randomized test above the exact limit: a two-sided 99.9% Clopper-Pearson
+# interval of its estimate is the range of true p it supports.
+RANDOMIZED_CONFIDENCE = 0.999
+# Upper bound on sign draws (resamples x n) of the randomized test: keeps the
+# cost bounded for any n (100,000 seeds still finishes in well under a second).
+RANDOMIZED_MAX_CELLS = 50_000_000
+RANDOMIZED_MIN_RESAMPLES = 1_000
+# Exact enumeration by meet-in-the-middle: two halves of 2^(n/2) sums each
+# (8 MiB apiece at n = 40), counted with a binary search.
+EXACT_MAX_N_CAP = 40
+
+
+@dataclass(frozen=True)
+class PBand:
+    """The range of p-values honest arithmetic on the same data can give: [low, high]."""
+
+    low: float
+    high: float
+
+    def __contains__(self, p: float) -> bool:
+        return self.low <= p <= self.high
+
+
+@dataclass(frozen=True)
+class SignFlipResult:
+    """Paired sign-flip permutation test of mean(d) = 0.
+
+    ``p_two_sided`` counts sums within float64 noise of the observed one as
+    ties (at least as extreme).  ``two_sided_band`` is the range an honest
+    computation may report: a near-tie may fall either way in float64 or, when
+    float32 arithmetic still resolves every difference, in float32.  For the
+    randomized test the bands are 99.9% intervals of the true p.
+    """
+
+    p_two_sided: float
+    # One-sided p in the direction of the observed mean difference.
+    p_one_sided: float
+    method: str  # "exact" | "randomized"
+    resamples: int  # 2**n for the exact test
+    two_sided_band: PBand | None = None
+    one_sided_band: PBand | None = None
+    n_nonzero: int = 0  # differences that are not exactly zero
+
+
+def tie_tolerance(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, unit: float) -> float:
+    """How far a signed sum of ``d``, shape (n,), may drift in a format with unit roundoff ``unit``.
+
+    Summation: n·u·sum|d|.  Inputs: each d_i = idea_i - baseline_i was taken from
+    values that may not be exact in that format (decimals like 0.9012 in
+    float32), u·(|idea_i| + |baseline_i|) each.  A float32 value is exact in float32.
+    """
+    with np.errstate(over="ignore"):  # a value beyond float32's range is simply not exact there
+        return _TieScale(d, baseline, idea).tolerance(unit)
+
+
+class _TieScale:
+    """The magnitudes :func:`tie_tolerance` scales with, summed once for both formats."""
+
+    def __init__(self, d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None) -> None:
+        self.summation = d.size * float(np.abs(d).sum())
+        self.operands = None if baseline is None or idea is None else np.concatenate((np.abs(baseline), np.abs(idea)))
+
+    def tolerance(self, unit: float) -> float:
+        magnitudes = self.summation
+        if self.operands is not None:
+            operands = self.operands
+            if unit == U32:
+                operands = operands[operands.astype(np.float32) != operands]  # the ones float32 cannot hold
+            magnitudes += float(operands.sum())
+        return ACCUMULATION_SAFETY * unit * magnitudes
+
+
+def _signed_sums(d: np.ndarray) -> np.ndarray:
+    """All 2^k sums of +-d_i, shape (2^k,) for ``d`` of shape (k,); the set is symmetric about 0."""
+    sums = np.zeros(1)
+    for x in d:
+        sums = np.concatenate((sums + x, sums - x))
+    return sums
+
+
+def _signed_sums_list(values: list[float]) -> list[float]:
+    """:func:`_signed_sums` on Python floats: the same additions in the same order, so the same sums."""
+    sums = [0.0]
+    for x in values:
+        sums = [s + x for s in sums] + [s - x for s in sums]
+    return sums
+
+
+# Halves of up to 2^8 sums are enumerated and searched as Python floats: at that
+# size numpy's per-call overhead is most of the work (n <= 16, every E702 test).
+LIST_HALF_MAX_N = 8
+
+
+class _MeetInTheMiddle:
+    """Counts sign patterns of ``d``, shape (n,), whose signed sum clears a threshold.
+
+    The 2^n sums are never formed: the first half's 2^(n//2) sums are matched
+    against the second half's sorted sums by binary search.  Small halves are
+    Python lists, large ones numpy arrays; both do the same float operations
+    (:func:`_signed_sums_list`, ``threshold - left``), so they give the same counts.
+    """
+
+    def __init__(self, d: np.ndarray) -> None:
+        half = d.size // 2
+        self.in_lists = d.size - half <= LIST_HALF_MAX_N
+        if self.in_lists:
+            values = d.tolist()
+            self.left: list[float] | np.ndarray = _signed_sums_list(values[:half])
+            self.right: list[float] | np.ndarray = sorted(_signed_sums_list(values[half:]))
+        else:
+            # Both halves sorted: the binary searches then probe ascending needles,
+            # which keeps them in cache (7x faster at n = 40 than unsorted needles).
+            self.left = np.sort(_signed_sums(d[:half]))[::-1]
+            self.right = np.sort(_signed_sums(d[half:]))
+        self.n_patterns = len(self.left) * len(self.right)
+
+    def _right_below(self, threshold: float, side: str) -> int:
+        """Pairs (l, r) of half sums with r below ``threshold - l`` (``side="right"``: or equal)."""
+        if self.in_lists:
+            search = bisect_left if side == "left" else bisect_right
+            right = self.right
+            return sum(search(right, threshold - left) for left in self.left)
+        needles = threshold - self.left  # ascending
+        return int(np.searchsorted(self.right, needles, side=side).sum())
+
+    def at_least(self, threshold: float) -> int:
+        """Patterns with sum >= threshold."""
+        return self.n_patterns - self._right_below(threshold, "left")
+
+    def above(self, threshold: float) -> int:
+        """Patterns with sum > threshold."""
+        return self.n_patterns - self._right_below(threshold, "right")
+
+
+def _exact_counts(counter: _MeetInTheMiddle, observed_sum: float, tol: float, observed_group: int) -> tuple[int, int, int, int]:
+    """(two-sided loose, two-sided strict, one-sided loose, one-sided strict) pattern counts.
+
+    Loose counts every sum within ``tol`` of the observed one as a tie; strict
+    counts only sums beyond it, plus the ``observed_group`` patterns that give
+    the observed sum by construction (flipping zero differences).
+    """
+    size = abs(observed_sum)
+    loose_threshold = size - tol
+    one_loose = counter.at_least(loose_threshold)
+    two_loose = counter.n_patterns if loose_threshold <= 0 else 2 * one_loose
+    one_strict = min(counter.above(size + tol) + observed_group, one_loose)
+    two_strict = min(2 * one_strict, two_loose)  # the pattern set is symmetric about zero
+    return two_loose, two_strict, one_loose, one_strict
+
+
+def sums_are_exact(d: np.ndarray, unit: float) -> bool:
+    """True when every signed sum of ``d``, shape (n,), is exact in a format with unit roundoff ``unit``.
+
+    Integer counts and float32 metrics give differences that are multiples of
+    one power of two; while sum|d| stays within the format's mantissa, every
+    partial sum is exact and no summation order can break a tie.
+    """
+    with np.errstate(over="ignore"):
+        return _nonzero_sums_are_exact(d[d != 0], unit)
+
+
+def _nonzero_sums_are_exact(nonzero: np.ndarray, unit: float) -> bool:
+    """:func:`sums_are_exact` for the non-zero values of ``d`` (zeros add nothing to a sum)."""
+    if nonzero.size == 0:
+        return True
+    if unit > U64 and not _float32_exact(nonzero):  # the values themselves must be exact in the narrower format
+        return False
+    precision = 53 if unit == U64 else 24
+    return _bit_span(nonzero) <= precision
+
+
+def _bit_span(nonzero: np.ndarray) -> int:
+    """Bits from the lowest set bit of any value in ``nonzero`` (no zeros) up to the top of sum|values|."""
+    _, top = math.frexp(float(np.abs(nonzero).sum()))
+    return top - min(_lowest_set_bit(x) for x in nonzero.tolist())
+
+
+def _lowest_set_bit(x: float) -> int:
+    """Exponent of the lowest set bit of ``x`` != 0: its mantissa as a 53-bit integer, trailing zeros dropped."""
+    mantissa, exponent = math.frexp(x)
+    integer = int(abs(mantissa) * 2.0**53)
+    return exponent - 53 + (integer & -integer).bit_length() - 1
+
+
+def _exact_differences(baseline: np.ndarray | None, idea: np.ndarray | None, d: np.ndarray) -> bool:
+    """True when ``d = idea - baseline`` was computed without rounding (TwoSum error term zero)."""
+    if baseline is None or idea is None:
+        return True
+    # Exact subtraction <=> adding back recovers idea and the remainder is zero.  Python
+    # floats do the same IEEE operations as numpy, without its per-call cost at small n.
+    return all(
+        x + b == i and i - x == b for x, b, i in zip(d.tolist(), baseline.tolist(), idea.tolist(), strict=True)
+    )
+
+
+def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, bands: bool) -> SignFlipResult:
+    """Enumerate all 2^n sign patterns of ``d``, shape (n,), n <= :data:`EXACT_MAX_N_CAP`.
+
+    When every sum is exact in float64 (integer counts, float32 metrics) ties
+    are decided exactly, with no tolerance; otherwise within float64 noise.
+    With ``bands``, float32's near-ties widen the honest range (see
+    :class:`SignFlipResult`).
+    """
+    observed_sum = float(d.sum())
+    nonzero_d = d[d != 0]
+    counter = _MeetInTheMiddle(d)
+    n_patterns = counter.n_patterns
+    observed_group = 2 ** (d.size - nonzero_d.size)
+    exact_inputs = _exact_differences(baseline, idea, d)
+    exact64 = exact_inputs and _nonzero_sums_are_exact(nonzero_d, U64)
+    scale = _TieScale(d, baseline, idea) if bands or not exact64 else None
+    tols = [0.0 if exact64 else scale.tolerance(U64)]
+    if bands:
+        tol32 = _float32_tolerance(scale, exact_inputs, nonzero_d, baseline, idea)
+        if tol32 is not None:
+            tols.append(tol32)
+    counts = [_exact_counts(counter, observed_sum, tol, observed_group) for tol in tols]
+    two, two_strict, one, one_strict = counts[0]
+    if exact64:
+        two_strict, one_strict = two, one  # exact arithmetic breaks no tie
+    two_band = one_band = None
+    if bands:
+        low2, high2, low1, high1 = two_strict, two, one_strict, one
+        for t2, s2, t1, s1 in counts[1:]:
+            low2, high2, low1, high1 = min(low2, s2), max(high2, t2), min(low1, s1), max(high1, t1)
+        two_band = PBand(low2 / n_patterns, high2 / n_patterns)
+        one_band = PBand(low1 / n_patterns, high1 / n_patterns)
+    return SignFlipResult(two / n_patterns, one / n_patterns, "exact", n_patterns, two_band, one_band, nonzero_d.size)
+
+
+def _float32_tolerance(
+    scale: _TieScale, exact_inputs: bool, nonzero_d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None
+) -> float | None:
+    """The tie tolerance of float32 arithmetic, when its near-ties widen the honest range; else None.
+
+    None when float32 is exact on these values, and when its tolerance reaches half
+    the smallest difference: float32 near-ties count only while float32 still
+    resolves every difference; beyond that it would erase them, which is no honest test.
+    """
+    with np.errstate(over="ignore"):  # a value beyond float32's range is simply not exact there
+        float32_exact = exact_inputs and _nonzero_sums_are_exact(nonzero_d, U32) and (
+            baseline is None or _float32_exact(baseline) and _float32_exact(idea)
+        )
+        if float32_exact or nonzero_d.size == 0:
+            return None
+        tol32 = scale.tolerance(U32)
+    return tol32 if tol32 <= 0.5 * float(np.abs(nonzero_d).min()) else None
+
+
+def _float32_exact(values: np.ndarray) -> bool:
+    """Every value of ``values`` is a float32 (comparing float32 with float64 widens it exactly).
+
+    Called under ``np.errstate(over="ignore")``: a value beyond float32's range is not one.
+    """
+    return bool((values.astype(np.float32) == values).all())
+
+
+def _clopper_pearson(hits: int, trials: int, confidence: float) -> PBand:
+    """Exact binomial confidence interval of a proportion hits/trials."""
+    from scipy.special import betaincinv
+
+    tail = (1 - confidence) / 2
+    low = 0.0 if hits == 0 else float(betaincinv(hits, trials - hits + 1, tail))
+    high = 1.0 if hits == trials else float(betaincinv(hits + 1, trials - hits, 1 - tail))
+    return PBand(low, high)
+
+
+def _randomized_sign_flip(
+    d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, resamples: int, seed: int
+) -> SignFlipResult:
+    """Monte-Carlo sign-flip test of ``d``, shape (n,), with bounded cost.
+
+    The number of resamples is capped so that resamples * n stays under
+    ``RANDOMIZED_MAX_CELLS``.  p = (hits + 1) / (B + 1), counting the observed
+    pattern, so an estimate is never zero.
+    """
+    n = d.size
+    budget = max(RANDOMIZED_MIN_RESAMPLES, RANDOMIZED_MAX_CELLS // max(n, 1))
+    resamples = max(1, min(resamples, budget))
+    rng = np.random.default_rng(seed)
+    tol = tie_tolerance(d, baseline, idea, U64)
+    observed_sum = float(d.sum())
+    size = abs(observed_sum)
+    chunk = max(1, min(resamples, 4_000_000 // max(n, 1)))
+    hits_two = hits_one = strict_two = strict_one = 0
+    done = 0
+    while done < resamples:
+        k = min(chunk, resamples - done)
+        # A set bit keeps the sign, a clear bit flips it: sum(s*d) = 2*(bits@d) - sum(d).
+        bits = np.unpackbits(rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8), axis=1, count=n)
+        sums = 2.0 * (bits.astype(np.float64) @ d) - observed_sum
+        oriented = sums if observed_sum >= 0 else -sums  # the observed direction is positive
+        hits_two += int(np.count_nonzero(np.abs(sums) >= size - tol))
+        hits_one += int(np.count_nonzero(oriented >= size - tol))
+        strict_two += int(np.count_nonzero(np.abs(sums) > size + tol))
+        strict_one += int(np.count_nonzero(oriented > size + tol))
+        done += k
+    low2 = _clopper_pearson(strict_two, resamples, RANDOMIZED_CONFIDENCE).low
+    high2 = _clopper_pearson(hits_two, resamples, RANDOMIZED_CONFIDENCE).high
+    low1 = _clopper_pearson(strict_one, resamples, RANDOMIZED_CONFIDENCE).low
+    high1 = _clopper_pearson(hits_one, resamples, RANDOMIZED_CONFIDENCE).high
+    return SignFlipResult(
+        (hits_two + 1) / (resamples + 1),
+        (hits_one + 1) / (resamples + 1),
+        "randomized",
+        resamples,
+        PBand(low2, high2),
+        PBand(low1, high1),
+        int(np.count_nonzero(d)),
+    )
+
+
+def sign_flip_test(
+    d: np.ndarray,
+    *,
+    exact_max_n: int = EXACT_MAX_N_CAP,
+    resamples: int = 100_000,
+    seed: int = 0,
+    baseline: np.ndarray | None = None,
+    idea: np.ndarray | None = None,
+    bands: bool = True,
+) -> SignFlipResult:
+    """Two-sided paired sign-flip test on mean(d); ``d`` has shape (n,).
+
+    The one place that chooses between the exact and the randomized path:
+    exact enumeration for n <= ``exact_max_n`` (at most :data:`EXACT_MAX_N_CAP`),
+    a seeded randomized test above, whose cost is capped too: any n is bounded.
+    ``baseline`` and ``idea``, shape (n,), are the values ``d`` came from: their
+    magnitudes set the tie tolerance.  ``bands=False`` skips the honest-range
+    bands (leave-one-out tests need the p alone).
+    """
+    d = np.asarray(d, dtype=np.float64)
+    if d.size == 0:
+        return SignFlipResult(1.0, 1.0, "exact", 1, PBand(1.0, 1.0), PBand(1.0, 1.0), 0)
+    if d.size <= min(exact_max_n, EXACT_MAX_N_CAP):
+        return _exact_sign_flip(d, baseline, idea, bands)
+    return _randomized_sign_flip(d, baseline, idea, resamples, seed)
+
+
+# Leave-one-out p-values are derived from one enumeration of all 2^n sums up to
+# this n (a 2^n x n table); above it, each comes from its own exact test.
+LEAVE_ONE_OUT_SHARED_MAX_N = 16
+
+
+def leave_one_out_p_values(d: np.ndarray, *, exact_max_n: int = EXACT_MAX_N_CAP) -> list[float]:
+    """Two-sided p of the sign-flip test on ``d`` with seed k left out, for every k; ``d`` has shape (n,), n >= 2.
+
+    Each equals ``sign_flip_test(np.delete(d, k), exact_max_n=exact_max_n, bands=False).p_two_sided``.
+    When every signed sum of ``d`` is exact in float64 (integer counts, float32
+    metrics, most printed decimals), so is every sum without one seed, whatever the
+    order of additions: then all n tests are read off one enumeration of ``d``'s
+    sums, where a sum with d_k's sign + minus d_k is a sum of the others.
+    """
+    d = np.asarray(d, dtype=np.float64)
+    n = d.size
+    shared = n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP) and n <= LEAVE_ONE_OUT_SHARED_MAX_N
+    if not (shared and sums_are_exact(d, U64)):
+        return [sign_flip_test(np.delete(d, k), exact_max_n=exact_max_n, bands=False).p_two_sided for k in range(n)]
+    signs, with_plus = _sign_patterns(n)
+    sums = signs @ d  # exact, so the order of additions does not matter
+    rest_sizes = np.abs(float(d.sum()) - d)  # |sum of the others|, exact
+    at_least = (np.abs(sums[:, None] - d) >= rest_sizes) & with_plus
+    n_patterns = 2 ** (n - 1)
+    return [count / n_patterns for count in at_least.sum(axis=0).tolist()]
+
+
+@functools.cache
+def _sign_patterns(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """All 2^n sign patterns as rows of +-1.0, shape (2^n, n), and where each sign is +."""
+    with_plus = (np.arange(2**n)[:, None] >> np.arange(n)) & 1 == 0
+    signs = np.where(with_plus, 1.0, -1.0)
+    signs.flags.writeable = with_plus.flags.writeable = False  # shared by every call
+    return signs, with_plus
+
+
+def min_two_sided_p(n_nonzero: int) -> float:
+    """Smallest p an exact two-sided sign-flip test can give: 2/2^m for m non-zero differences.
+
+    A zero difference flips to itself, so it adds nothing to the test; with no
+    non-zero difference every pattern ties and p = 1.
+    """
+    if n_nonzero <= 0:
+        return 1.0
+    return min(1.0, 2.0 ** (1 - n_nonzero))
