@@ -97,7 +97,7 @@ class _TieScale:
         return ACCUMULATION_SAFETY * unit * magnitudes
 
 
-def _signed_sums(d: np.ndarray) -> np.ndarray:
+def signed_sums(d: np.ndarray) -> np.ndarray:
     """All 2^k sums of +-d_i, shape (2^k,) for ``d`` of shape (k,); the set is symmetric about 0."""
     sums = np.zeros(1)
     for x in d:
@@ -106,7 +106,7 @@ def _signed_sums(d: np.ndarray) -> np.ndarray:
 
 
 def _signed_sums_list(values: list[float]) -> list[float]:
-    """:func:`_signed_sums` on Python floats: the same additions in the same order, so the same sums."""
+    """:func:`signed_sums` on Python floats: the same additions in the same order, so the same sums."""
     sums = [0.0]
     for x in values:
         sums = [s + x for s in sums] + [s - x for s in sums]
@@ -137,8 +137,8 @@ class _MeetInTheMiddle:
         else:
             # Both halves sorted: the binary searches then probe ascending needles,
             # which keeps them in cache (7x faster at n = 40 than unsorted needles).
-            self.left = np.sort(_signed_sums(d[:half]))[::-1]
-            self.right = np.sort(_signed_sums(d[half:]))
+            self.left = np.sort(signed_sums(d[:half]))[::-1]
+            self.right = np.sort(signed_sums(d[half:]))
         self.n_patterns = len(self.left) * len(self.right)
 
     def _right_below(self, threshold: float, side: str) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import platform
 import re
 import signal
@@ -398,7 +399,12 @@ def test_cgroup_v2_is_made_in_a_delegated_subtree(tmp_path: Path, monkeypatch: p
     assert (Path(made.memory_dir) / "memory.max").read_text() == str(300 * MiB)
     assert (Path(made.pids_dir) / "pids.max").read_text() == "66"
     assert made.memory_cap_bytes == 300 * MiB and made.processes_cap == 66
-    assert made.wrap(["/bin/true"])[-2:] == ["--", "/bin/true"]
+    wrapped = made.wrap(["/bin/true"])
+    assert wrapped[-2:] == ["--", "/bin/true"]
+    # The first process dies with the auditor from its first instruction, and refuses to run
+    # when the auditor died before that (its parent is then no longer the auditor's pid).
+    assert wrapped[:3] == [shutil.which("setpriv", path="/usr/bin:/bin"), "--pdeathsig", "KILL"]
+    assert str(os.getpid()) in wrapped and '[ "$PPID" = "$1" ] || exit 125' in " ".join(wrapped)
     made.close()
 
 

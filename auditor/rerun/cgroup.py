@@ -31,6 +31,7 @@ import contextlib
 import os
 import re
 import secrets
+import shutil
 import signal
 import time
 from dataclasses import dataclass, field
@@ -40,7 +41,14 @@ CGROUP_ROOT = "/sys/fs/cgroup"
 # executes the run; a shell, as it starts in a millisecond or two (a Python interpreter: 20-50 ms).
 SHELL = "/bin/sh"
 JOIN_NAME = "auditor-cgroup-join"  # the shell's $0: its error messages start with it
-JOIN = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
+# $1 is the auditor's pid: a first process whose parent already died (the auditor was killed
+# between the fork and setpriv's prctl) exits instead of running an orphaned sandbox.
+JOIN = ('[ "$PPID" = "$1" ] || exit 125; shift; '
+        'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"')
+# util-linux's setpriv sets the parent-death signal, which survives the exec into the shell and
+# bwrap: from its first instruction the run dies with the auditor (bwrap's own --die-with-parent
+# is set only once bwrap has started, too late for an auditor killed in between).
+SETPRIV = "setpriv"
 REMOVE_SECONDS = 5.0
 PREFIX = "auditor-rerun-"
 # A run cgroup whose auditor died (SIGKILL: no cleanup) is removed by the next run beside it once
@@ -79,10 +87,11 @@ class RunCgroup:
         return [os.path.join(d, "cgroup.procs") for d in dirs]
 
     def wrap(self, argv: list[str]) -> list[str]:
-        """``argv`` run by a first process that joins the cgroups before it executes it."""
-        if not self.procs_files:
-            return argv
-        return [SHELL, "-c", JOIN, JOIN_NAME, *self.procs_files, "--", *argv]
+        """``argv`` run by a first process that dies with the auditor and joins the cgroups
+        before it executes it."""
+        setpriv = shutil.which(SETPRIV, path="/usr/bin:/bin")  # the system's, never a folder the run can write
+        die_with_auditor = [setpriv, "--pdeathsig", "KILL"] if setpriv else []
+        return [*die_with_auditor, SHELL, "-c", JOIN, JOIN_NAME, str(os.getpid()), *self.procs_files, "--", *argv]
 
     def kill(self) -> None:
         """SIGKILL every process still in the run's cgroups (daemons that left its process group)."""
