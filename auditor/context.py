@@ -50,6 +50,13 @@ class AuditContext:
         return (self.baseline, self.idea)
 
     @functools.cached_property
+    def swept_keys(self) -> tuple[frozenset[str], frozenset[str]]:
+        """Config keys the baseline's and the idea's sweeps vary (empty without a sweep); T601-T603 read them."""
+        from .rules.tuning import swept_keys
+
+        return tuple(frozenset(swept_keys(arm.sweep)) if arm.sweep else frozenset() for arm in self.arms())  # type: ignore[return-value]
+
+    @functools.cached_property
     def stated_resamples(self) -> tuple[int, ...]:
         """Monte-Carlo resample counts the answer's words state ("20,000 sign flips", "n_resamples=5000")."""
         from .prose import extract_resample_counts

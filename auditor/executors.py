@@ -113,7 +113,9 @@ class AuditPool:
             from concurrent.futures import as_completed
 
             for future in as_completed(self._futures):
-                yield from future.result()
+                chunk = future.result()
+                self._futures.discard(future)  # a finished chunk's results are the caller's now
+                yield from chunk
 
 
 # How long to wait for a remote scheduler before calling the address wrong.
@@ -181,7 +183,9 @@ class DaskPool:
             from dask.distributed import as_completed
 
             for future in as_completed(self._futures):
-                yield from future.result()
+                chunk = future.result()
+                future.release()  # the scheduler may forget it: the results are the caller's now
+                yield from chunk
 
 
 def _without_progress(rerun: RerunOptions | None) -> RerunOptions | None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Sequence
 
 from .atomic import atomic_write
 from .baseline import Baseline
@@ -25,13 +25,13 @@ from .batch import cross_check
 from .config import Settings
 from .errors import UsageError
 from .executors import Task, make_pool
-from .findings import Finding
+from .findings import Finding, Severity
 from .formats import Run, writer
 from .formats.jsonl import Stream, resume_from
-from .options import RerunOptions
+from .options import AuditOptions, RerunOptions
 from .paths import key
-from .strings import plural
 from .result import AuditResult, Status
+from .strings import plural
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,31 @@ def _collect(
                 advance(result)
 
 
+def _kept_after_streaming(result: AuditResult, options: AuditOptions) -> AuditResult:
+    """What a result whose jsonl line is written must still hold for the end of the run.
+
+    The cross-answer checks compare the source, status, claimed verdict, recomputed p and
+    ``cross`` facts (:mod:`auditor.rules.cross`); the summary line counts statuses; a late
+    finding settles the status again, and the exit status reads the failing findings.  So only
+    the findings that can decide a status (at or above ``fail-on``, and every error, which the
+    always-fail guard reads) stay: a batch of 100,000 keeps a few hundred bytes per transcript.
+    """
+
+    def decides_status(finding: Finding) -> bool:
+        at_fail_on = options.fail_on is not None and finding.severity.rank >= options.fail_on.rank
+        return at_fail_on or finding.severity is Severity.ERROR
+
+    recomputed, claimed = result.recomputed, result.claimed
+    return AuditResult(
+        source=result.source,
+        status=result.status,
+        findings=tuple(f for f in result.findings if decides_status(f)),
+        recomputed=None if recomputed is None else {k: recomputed[k] for k in ("p_value",) if k in recomputed},
+        claimed=None if claimed is None else {k: claimed[k] for k in ("verdict",) if k in claimed},
+        cross=result.cross,
+    )
+
+
 def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:
     """Findings the cross-answer pass added, for the jsonl summary line."""
     late = []
@@ -144,6 +169,11 @@ def run_session(
         settings = replace(settings, options=replace(settings.options, figure_data=True))
     known = _load_baseline(args)
     done = resume_from(args.output) if args.resume else {}
+    # jsonl lines are written as results arrive; unless a baseline is written from every finding,
+    # the run keeps only what the cross-answer checks and the summary line need (flat memory).
+    slim = args.format == "jsonl" and not args.write_baseline
+    if slim:
+        done = {k: _kept_after_streaming(r, settings.options_for(r.source)) for k, r in done.items()}
     if args.resume and not args.quiet:
         skipped = sum(1 for p in paths if key(p) in done)
         print(f"auditor: resuming {args.output}: {plural(skipped, 'transcript')} already audited, "
@@ -157,7 +187,7 @@ def run_session(
                 result = known.apply(result, settings.options_for(result.source))
             if stream is not None:
                 stream.write_result(result)
-            return result
+            return _kept_after_streaming(result, settings.options_for(result.source)) if slim else result
 
         try:
             fresh = _audit([p for p in paths if key(p) not in done], settings, args, rerun, handle)

@@ -205,6 +205,8 @@ def extract_relative_changes(text: str, max_chars: int | None = None, context: s
     """
     text = capped(text, max_chars)
     context_words = [w for w, _, _ in words(context[:CLAUSE_WINDOW], 0, min(len(context), CLAUSE_WINDOW))]
+    if _PERCENT.search(text) is None:
+        return []  # most prose quotes no percentage: the change-word pass below is the costly one
     # One pass finds the change words; a percentage with none near it is not looked at.
     stems = [m.start() for m in _CHANGE_STEM.finditer(text)]
     out: list[RelativeChangeClaim] = []

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from json.encoder import encode_basestring_ascii
+from typing import Any
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
@@ -19,6 +21,18 @@ def _number(value: Any) -> float | None:
 
 
 def _canonical(value: Any) -> str:
+    """``json.dumps(value, sort_keys=True, default=str)``: what makes two config values the same.
+
+    Scalars, nearly every config value, are spelled as the JSON encoder spells them
+    without building an encoder (a sweep's values are compared dozens of times per audit).
+    """
+    kind = type(value)
+    if kind is str:
+        return encode_basestring_ascii(value)
+    if value is None or kind is bool:
+        return "null" if value is None else ("true" if value else "false")
+    if kind is int or (kind is float and math.isfinite(value)):
+        return kind.__repr__(value)  # what json's encoder writes for int and finite float
     return json.dumps(value, sort_keys=True, default=str)
 
 
@@ -86,10 +100,10 @@ def T601(ctx: AuditContext) -> Iterator[Finding]:
     add twice the largest learning rate) until the chosen value is an interior
     point, then rerun the full comparison with the new best config.
     """
-    for arm in ctx.arms():
+    for arm, keys in zip(ctx.arms(), ctx.swept_keys, strict=True):
         if not arm.sweep or arm.best_cfg is None:
             continue
-        grids = _numeric_values(arm.sweep, swept_keys(arm.sweep))
+        grids = _numeric_values(arm.sweep, set(keys))
         for key in sorted(grids):
             grid = grids[key]
             chosen = _number(arm.best_cfg.get(key))
@@ -132,7 +146,7 @@ def T602(ctx: AuditContext) -> Iterator[Finding]:
     b, i = ctx.baseline, ctx.idea
     if not b.sweep or not i.sweep:
         return
-    keys = swept_keys(b.sweep) | swept_keys(i.sweep)
+    keys = set().union(*ctx.swept_keys)
     b_grid, i_grid = _grid(b.sweep, keys), _grid(i.sweep, keys)
     if b_grid == i_grid:
         return
@@ -174,10 +188,7 @@ def T603(ctx: AuditContext) -> Iterator[Finding]:
     b_cfg, i_cfg = ctx.baseline.best_cfg, ctx.idea.best_cfg
     if b_cfg is None or i_cfg is None:
         return
-    swept: set[str] = set()
-    for arm in ctx.arms():
-        if arm.sweep:
-            swept |= swept_keys(arm.sweep)
+    swept = set().union(*ctx.swept_keys)
     for key in sorted((set(b_cfg) | set(i_cfg)) - swept):
         missing = object()
         b_val, i_val = b_cfg.get(key, missing), i_cfg.get(key, missing)
