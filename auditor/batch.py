@@ -2,7 +2,7 @@
 over the whole of it.
 
 Which files form a batch is :mod:`auditor.discovery`; where each audit runs is
-:mod:`auditor.executors`.  Nothing here prints: callers pass ``on_result`` to
+:mod:`auditor.executors` (``make_pool``); one run over a batch is :mod:`auditor.session`.  Nothing here prints: callers pass ``on_result`` to
 see each result as it finishes (a progress bar, a jsonl stream) and render the
 batch themselves.
 """
@@ -13,27 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .executors import AuditPool, Task
 from .findings import Finding
-from .options import AuditOptions, RerunOptions
+from .options import AuditOptions
 from .result import AuditResult, Status, select, settle
-
-
-def audit_all(
-    tasks: Sequence[Task],
-    *,
-    jobs: int = 1,
-    rerun: RerunOptions | None = None,
-    on_result: Callable[[AuditResult], None] | None = None,
-) -> list[AuditResult]:
-    """Results in the order of ``tasks`` whatever ``jobs`` is; ``on_result`` sees each as it finishes."""
-    results: list[AuditResult | None] = [None] * len(tasks)
-    with AuditPool(tasks, jobs=jobs, rerun=rerun) as pool:
-        for index, result in pool.completed():
-            results[index] = result
-            if on_result is not None:
-                on_result(result)
-    return [r for r in results if r is not None]
 
 
 def add_findings(result: AuditResult, new: Sequence[Finding], options: AuditOptions) -> AuditResult:

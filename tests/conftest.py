@@ -140,3 +140,14 @@ def processes_with(marker: str) -> list[int]:
         except OSError:
             pass
     return found
+
+
+def audit_tasks(tasks: list, *, jobs: int = 1) -> list[AuditResult]:
+    """Results of a pool over ``tasks``, in the order of ``tasks`` whatever ``jobs`` is."""
+    from auditor.executors import AuditPool
+
+    results: list = [None] * len(tasks)
+    with AuditPool(tasks, jobs=jobs) as pool:
+        for index, result in pool.completed():
+            results[index] = result
+    return results

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.batch import audit_all, cross_check
+from auditor.batch import cross_check
 from auditor.cli import main
 from auditor.discovery import discover, options_for
 from auditor.errors import UsageError
@@ -21,13 +21,13 @@ from auditor.formats.jsonl import resume_from
 from auditor.options import AuditOptions
 from auditor.rules.cross import benjamini_hochberg
 
-from conftest import FIXTURES, SEED_000, SEED_001, codes
+from conftest import FIXTURES, SEED_000, SEED_001, codes, audit_tasks
 
 BATCHES = FIXTURES / "batches"
 
 
 def _audit(paths: list[str], jobs: int = 1):
-    results = audit_all([Task(p, AuditOptions()) for p in paths], jobs=jobs)
+    results = audit_tasks([Task(p, AuditOptions()) for p in paths], jobs=jobs)
     return cross_check(results, lambda source: AuditOptions(), fdr=0.05, alpha=0.05)
 
 
@@ -85,7 +85,7 @@ def test_fixture_walk_skips_workspace_files_and_audits_every_answer() -> None:
     data = ["hostile_read/targets.json", "hostile_sockets/targets.json", "hostile_write/targets.json"]
     assert [Path(p).relative_to(root).as_posix() for p in paths] == sorted(answers + data)
     found = {Path(r.source).relative_to(root).as_posix(): (r.status, sorted(codes(r)))
-             for r in audit_all([Task(p, AuditOptions()) for p in paths])}
+             for r in audit_tasks([Task(p, AuditOptions()) for p in paths])}
     # Those data files hold no answer: ordinary files, skipped (never a P101 failure).
     expected = {name: ("pass", ["T601"]) for name in answers} | {name: ("skipped", []) for name in data}
     assert found == expected | {"clip_noop/answer.txt": ("fail", ["D501", "T601"])}  # the static audit's only failure

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from auditor.audit import audit_bytes
-from auditor.batch import audit_all, cross_check
+from auditor.batch import cross_check
 from auditor.discovery import discover
 from auditor.executors import Task
 from auditor.findings import Finding, Severity, all_rules
@@ -19,7 +19,7 @@ from auditor.formats.github import annotation, escape_data, escape_property
 from auditor.formats.sarif import artifact_uri
 from auditor.options import AuditOptions
 
-from conftest import FIXTURES, SHARED
+from conftest import FIXTURES, SHARED, audit_tasks
 
 SARIF_SCHEMA = SHARED / "schemas" / "sarif-schema-2.1.0.json"
 
@@ -28,7 +28,7 @@ SARIF_SCHEMA = SHARED / "schemas" / "sarif-schema-2.1.0.json"
 def fixture_run() -> Run:
     """The whole fixture set, cross-checked: failures, parse errors and passes."""
     paths = discover([str(FIXTURES)])
-    results = audit_all([Task(p, AuditOptions()) for p in paths], jobs=1)
+    results = audit_tasks([Task(p, AuditOptions()) for p in paths], jobs=1)
     results, cross = cross_check(results, lambda s: AuditOptions(), fdr=0.05, alpha=0.05)
     return Run(tuple(results), cross)
 
