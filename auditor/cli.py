@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import __version__
 from .errors import AuditorError, UsageError
@@ -89,11 +89,18 @@ def _rerun_options(cli) -> RerunOptions | None:  # cli: option_model.CommandLine
     )
 
 
-def _details(text: str | None) -> int | None:
-    """``--details``: a count of failing transcripts to explain in full, or None for all."""
-    from .formats.text import DETAILED_FAILURES
+def _details(text: str | None, fmt: str) -> int | None:
+    """``--details``: a count of failing transcripts to explain in full, or None for all.
 
+    Only the text format reads it: any other leaves its module (and rich) unimported.
+    """
     if text is None:
+        if fmt != "text":
+            from .session import SessionOptions
+
+            return SessionOptions.details  # the default; no other format reads it
+        from .formats.text import DETAILED_FAILURES
+
         return DETAILED_FAILURES
     return None if text == "all" else int(text)
 
@@ -175,7 +182,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     session = SessionOptions(
         format=cli.format or "text", output=cli.output, resume=bool(cli.resume), jobs=cli.jobs, dask=cli.dask,
         quiet=bool(cli.quiet), statistics=bool(cli.statistics), baseline=cli.baseline,
-        write_baseline=cli.write_baseline, details=_details(cli.details),
+        write_baseline=cli.write_baseline, details=_details(cli.details, cli.format or "text"),
     )
     run = run_session(paths, settings, session, rerun=_rerun_options(cli))
     if cli.write_baseline or cli.exit_zero:
@@ -238,7 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except AuditorError as exc:
-        from .formats.safe import clean  # the message may quote a file name or an answer's text
+        # The message may quote a file name or an answer's text.
+        from .formats.safe import clean
 
         print(f"auditor: error: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

@@ -10,8 +10,8 @@ parsing rich markup.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from .result import AuditResult, Status
 
@@ -29,7 +29,14 @@ def progress_bar(total: int, *, enabled: bool) -> Iterator[Advance]:
         yield lambda result: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
     from rich.text import Text
 
     class RateColumn(ProgressColumn):

@@ -27,8 +27,8 @@ A claim is consistent with the recomputed test when it is
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .precision import printed
 from .stats import PBand
@@ -41,6 +41,14 @@ COMMON_RESAMPLES = (999, 1_000, 2_000, 4_999, 5_000, 9_999, 10_000, 20_000, 50_0
 MC_MISS = 0.001
 # Slack, in hits, for float error in claim * B (a 17-digit claim of 295/20000).
 HITS_SLACK = 1e-7
+# A binomial tail summed here decides against the 99.9% level when it is further from it than this,
+# relatively: the sum's own error is below 1e-7 (lgamma at B = 10^7, rounding, the truncated rest),
+# scipy's below 1e-7 near that level (measured up to B = 10^7; it is 1e-5 near 1/2, far from it).
+TAIL_DECISION_MARGIN = 1e-3
+# Relative size of the rest of a tail at which its sum stops.
+TAIL_REST = 1e-10
+# The largest B whose tails are summed here (lgamma's absolute error grows with B); scipy beyond.
+TAIL_MAX_N = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -89,13 +97,61 @@ def _binomial_plausible(hits: tuple[int, int], resamples: int, band: PBand, tail
     P(X >= low) grows with p and P(X <= high) falls with it, so checking the
     first at the band's top and the second at its bottom decides it.
     """
-    from scipy.special import bdtr, bdtrc
-
     low, high = hits
     p_low, p_high = min(band.low * tail, 1.0), min(band.high * tail, 1.0)
-    upper_tail = 1.0 if low <= 0 else float(bdtrc(low - 1, resamples, p_high))  # P(X >= low)
-    lower_tail = 1.0 if high >= resamples else float(bdtr(high, resamples, p_low))  # P(X <= high)
-    return upper_tail >= MC_MISS / 2 and lower_tail >= MC_MISS / 2
+    level = MC_MISS / 2
+    upper_ok = low <= 0 or _tail_reaches(low, resamples, p_high, level, upper=True)  # P(X >= low)
+    return upper_ok and (high >= resamples or _tail_reaches(high, resamples, p_low, level, upper=False))
+
+
+def _tail_reaches(k: int, n: int, p: float, level: float, *, upper: bool) -> bool:
+    """``P(X >= k)`` (``upper``, 0 < k <= n) or ``P(X <= k)`` (0 <= k < n), X ~ Bin(n, p), is at least ``level``.
+
+    What scipy's ``bdtrc(k - 1, n, p)`` / ``bdtr(k, n, p)`` would say, decided here
+    when the tail is clearly on one side of ``level`` (importing scipy.special
+    costs a cold audit a few hundred ms), by scipy when it is too close to call.
+    """
+    if p == 0.0 or p == 1.0:  # X is surely 0, or surely n
+        certain = n if p == 1.0 else 0
+        return float(certain >= k if upper else certain <= k) >= level
+    decided = None
+    if 0.0 < p < 1.0 and n <= TAIL_MAX_N:
+        falls = (n - k) * p < (k + 1) * (1 - p) if upper else k * (1 - p) < (n - k + 1) * p
+        # A tail whose terms rise from k holds a median of X (floor(np) <= median <= ceil(np)): it is >= 1/2.
+        decided = _falling_tail_reaches(k, n, p, level, upper=upper) if falls else (True if level <= 0.5 else None)
+    if decided is not None:
+        return decided
+    from scipy.special import bdtr, bdtrc
+
+    return float(bdtrc(k - 1, n, p) if upper else bdtr(k, n, p)) >= level
+
+
+def _falling_tail_reaches(k: int, n: int, p: float, level: float, *, upper: bool) -> bool | None:
+    """The tail from ``k``, whose terms fall with ratios that fall too, is at least ``level``; None: too close.
+
+    Summed relative to its first term (no underflow) until the sum so far, or the
+    sum plus a geometric bound on the rest, is clear of ``level`` by
+    :data:`TAIL_DECISION_MARGIN`, or the rest is below :data:`TAIL_REST` of it.
+    """
+    log_first = (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                 + k * math.log(p) + (n - k) * math.log1p(-p))
+    above = math.log(level * (1 + TAIL_DECISION_MARGIN)) - log_first  # log of the relative sums that decide
+    below = math.log(level * (1 - TAIL_DECISION_MARGIN)) - log_first
+    odds = p / (1 - p)
+    end, step = (n, 1) if upper else (0, -1)
+    total, term, i = 1.0, 1.0, k
+    while True:
+        if math.log(total) > above:
+            return True
+        ratio = (n - i) * odds / (i + 1) if upper else i / ((n - i + 1) * odds)  # term(i + step) / term(i)
+        rest = term * ratio / (1.0 - ratio) if i != end else 0.0  # the ratios only fall from here
+        if math.log(total + rest) < below:
+            return False
+        if i == end or rest <= TAIL_REST * total:
+            return None
+        term *= ratio
+        total += term
+        i += step
 
 
 def agreement(

@@ -22,7 +22,8 @@ How claimed numbers are compared with these (printing, float32) is
 :mod:`auditor.precision`'s business.
 
 scipy.stats is deliberately not imported (about a second of start-up); the
-t quantile comes from ``scipy.special.stdtrit``.
+t quantile comes from a table of ``scipy.special.stdtrit``'s values
+(:mod:`auditor.t_table`), and from ``stdtrit`` itself beyond it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import t_table
 from .precision import U32, U64, agrees, std_noise
 from .signflip import (
     EXACT_MAX_N_CAP,
@@ -143,10 +145,16 @@ def std_ddof_matching(claimed: float, summary: ArmSummary) -> int | None:
 def t_quantile(q: float, df: int) -> float:
     """Quantile of Student's t with ``df`` degrees of freedom.
 
-    Cached: stdtrit inverts a distribution function (~0.1 ms a call), and an audit
-    asks for the same few quantiles several times (MDE, its rules), as does a batch.
+    The MDE's t(0.975, df) comes from a generated table of ``stdtrit``'s values
+    (:mod:`auditor.t_table`, bit for bit): importing scipy.special costs a cold
+    audit a few hundred ms.  Other quantiles, and df beyond the table, ask
+    ``stdtrit``.  Cached: stdtrit inverts a distribution function (~0.1 ms a
+    call), and an audit asks for the same few quantiles several times (MDE, its
+    rules), as does a batch.
     """
-    from scipy.special import stdtrit  # scipy.special is light; scipy.stats is not
+    if q == t_table.Q and isinstance(df, int) and 1 <= df <= len(t_table.T_975):
+        return t_table.T_975[df - 1]
+    from scipy.special import stdtrit  # lighter than scipy.stats, but not free
 
     return float(stdtrit(df, q))
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from auditor.pvalues import COMMON_RESAMPLES, agreement
+from auditor.precision import printed
+from auditor.pvalues import (
+    COMMON_RESAMPLES,
+    CONVENTIONS,
+    MC_MISS,
+    _binomial_plausible,
+    _falling_tail_reaches,
+    _hit_range,
+    _tail_reaches,
+    agreement,
+)
 from auditor.stats import PBand
 
 SEED_000 = PBand(0.015625, 0.015625)  # exact 4/256
@@ -83,9 +93,9 @@ def test_resamples_and_mc_resamples_are_separate_options(tmp_path, capsys) -> No
     """--resamples sets the auditor's own randomized test; --mc-resamples only the B assumed for claims."""
     import json
 
-    from auditor.cli import main
-
     from conftest import as_transcript, seed_answer
+
+    from auditor.cli import main
 
     rng = np.random.default_rng(41)
     answer = seed_answer()
@@ -105,3 +115,84 @@ def test_resamples_and_mc_resamples_are_separate_options(tmp_path, capsys) -> No
     assert default["p_value"] == pytest.approx(1 / 100_001)  # every one of 100,000 resamples is less extreme
     assert recomputed("--resamples", "2000")["p_value"] == pytest.approx(1 / 2_001)
     assert recomputed("--mc-resamples", "2000")["p_value"] == default["p_value"]
+
+
+# ---------------------------------------------------------------- binomial tails without scipy.special
+
+
+def _scipy_plausible(hits: tuple[int, int], resamples: int, band: PBand, tail: float) -> bool:
+    """The 99.9% interval check as scipy's bdtr/bdtrc decide it: what the summed tails must reproduce."""
+    from scipy.special import bdtr, bdtrc
+
+    low, high = hits
+    p_low, p_high = min(band.low * tail, 1.0), min(band.high * tail, 1.0)
+    upper_tail = 1.0 if low <= 0 else float(bdtrc(low - 1, resamples, p_high))
+    lower_tail = 1.0 if high >= resamples else float(bdtr(high, resamples, p_low))
+    return upper_tail >= MC_MISS / 2 and lower_tail >= MC_MISS / 2
+
+
+def _tail_cases(rng: np.random.Generator, count: int):
+    """(k, n, p, upper): tails from far below the 99.9% level to the mode, B up to 10^7, p at 0 and 1 too."""
+    for _ in range(count):
+        n = int(rng.choice([1, 2, 9, 100, 999, 20_000, 99_999, 1_000_000, 10_000_000]))
+        p = float(rng.choice([rng.random(), rng.random() ** 4, 1 - rng.random() * 1e-3, 0.5, 1 / 256, 0.0, 1.0]))
+        upper = bool(rng.random() < 0.5)
+        z = float(rng.choice([rng.uniform(-6, 6), 3.29 + rng.uniform(-0.02, 0.02), rng.uniform(-0.5, 0.5)]))
+        spread = (n * p * (1 - p)) ** 0.5
+        k = round(n * p + (z if upper else -z) * spread)
+        yield min(max(k, 1 if upper else 0), n if upper else n - 1), n, p, upper
+
+
+def test_summed_tails_decide_as_scipy_does() -> None:
+    from scipy.special import bdtr, bdtrc
+
+    rng = np.random.default_rng(13)
+    reached = []
+    for k, n, p, upper in _tail_cases(rng, 3_000):
+        expected = float(bdtrc(k - 1, n, p) if upper else bdtr(k, n, p)) >= MC_MISS / 2
+        assert _tail_reaches(k, n, p, MC_MISS / 2, upper=upper) is expected, (k, n, p, upper)
+        reached.append(expected)
+    assert 0.2 < np.mean(reached) < 0.8  # both answers were tested, many times
+
+
+@pytest.mark.parametrize(("k", "n", "p", "upper"), [(3, 10, 1.0, True), (10, 10, 1.0, True), (9, 10, 1.0, False),
+                                                    (1, 10, 0.0, True), (0, 10, 0.0, False)])
+def test_certain_outcomes_decide_as_scipy_does(k: int, n: int, p: float, upper: bool) -> None:
+    from scipy.special import bdtr, bdtrc
+
+    expected = float(bdtrc(k - 1, n, p) if upper else bdtr(k, n, p)) >= MC_MISS / 2
+    assert _tail_reaches(k, n, p, MC_MISS / 2, upper=upper) is expected
+
+
+def test_a_tail_at_the_level_itself_is_left_to_scipy() -> None:
+    """P(X <= 2) of Bin(100, p) equals the level for one p: too close to call by summing, scipy decides."""
+    from scipy.special import bdtr
+
+    level = MC_MISS / 2
+    p_low, p_high = 0.05, 0.2
+    for _ in range(60):  # bisect the p whose tail is the level
+        middle = (p_low + p_high) / 2
+        p_low, p_high = (middle, p_high) if float(bdtr(2, 100, middle)) >= level else (p_low, middle)
+    for p in (p_low, p_high):
+        assert _falling_tail_reaches(2, 100, p, level, upper=False) is None
+        assert _tail_reaches(2, 100, p, level, upper=False) is (float(bdtr(2, 100, p)) >= level)
+
+
+def test_agreement_is_unchanged_by_the_summed_tails() -> None:
+    """Every hit range the usual counts and conventions give, decided as with scipy's bdtr/bdtrc."""
+    rng = np.random.default_rng(7)
+    checked = plausible = 0
+    for p_true in np.geomspace(1e-6, 0.95, 60):
+        band = PBand(float(p_true), float(p_true) * (1 + float(rng.uniform(0, 0.01))))
+        for resamples in COMMON_RESAMPLES:
+            for claimed in (float(rng.binomial(resamples, p_true)) / resamples, float(p_true) * rng.uniform(0.8, 1.25)):
+                half_unit = printed(claimed).half_unit
+                for convention in CONVENTIONS:
+                    hits = _hit_range(claimed, half_unit, resamples, convention)
+                    if hits is None:
+                        continue
+                    ours = _binomial_plausible(hits, resamples, band, convention.tail)
+                    assert ours is _scipy_plausible(hits, resamples, band, convention.tail)
+                    checked += 1
+                    plausible += ours
+    assert checked > 500 and 0 < plausible < checked

@@ -8,8 +8,9 @@ whose strings are already cleaned of terminal controls (:mod:`.safe`).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from .. import __version__
 from ..findings import Finding
