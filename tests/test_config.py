@@ -112,6 +112,7 @@ SILENCING = """
 [tool.auditor]
 select = ["A", "V", "R"]
 ignore = ["R", "ALL"]
+extend-ignore = ["R80"]
 fail-on = "never"
 [tool.auditor.per-file-ignores]
 "*" = ["R8"]
