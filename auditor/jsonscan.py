@@ -26,6 +26,11 @@ _OPENER = re.compile(r"[{\[]")
 # raw newline, so a quote that does not close on its own line is prose (an inch
 # mark, an apostrophe-like quote) and must not swallow the brackets after it.
 _STRING_TAIL = re.compile(r'(?:[^"\\\n]|\\.)*+"')
+_BRACKET = re.compile(r"[{}\[\]]")
+# From inside a bracket to the next bracket, or to a quote that does not close
+# on its line, jumping over whole strings (as _STRING_TAIL reads them): one
+# match per bracket, all in the regex engine.  Possessive, so linear.
+_TO_NEXT_BRACKET = re.compile(r'(?:[^{}\[\]"]++|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")*+[{}\[\]"]')
 _JSON_LOOKING = re.compile(r'\{\s*(?:["}]|\Z)')
 
 
@@ -74,6 +79,17 @@ def scan_objects(text: str, *, max_events: int | None = None) -> list[ObjectSpan
     one step, whatever it holds.  More than ``max_events`` brackets and strings
     raise :class:`ScanLimitExceeded`, so the work is bounded for any input.
     """
+    limit = len(text) + 1 if max_events is None else max_events
+    # Every event is a bracket or a quote of the text, so when the text has no
+    # more of them than the limit allows, the limit cannot be hit and the fast
+    # scan (which does not count) finds the same spans.
+    if len(text) <= limit or sum(map(text.count, '{}[]"')) <= limit:
+        return _scan_uncounted(text)
+    return _scan_counted(text, limit)
+
+
+def _scan_counted(text: str, limit: int) -> list[ObjectSpan]:
+    """:func:`scan_objects` one bracket or string at a time, counting them against ``limit``."""
     spans: list[ObjectSpan] = []
     # Parallel stacks: the open bracket, the deepest nesting below it so far,
     # and its span (None for "[").
@@ -82,7 +98,6 @@ def scan_objects(text: str, *, max_events: int | None = None) -> list[ObjectSpan
     open_spans: list[ObjectSpan | None] = []
     open_count = {"{": 0, "[": 0}
     quotes_dead_until = -1  # quotes before this index cannot open a string
-    limit = len(text) + 1 if max_events is None else max_events
     events = 0
     pos = 0
     while True:
@@ -106,6 +121,54 @@ def scan_objects(text: str, *, max_events: int | None = None) -> list[ObjectSpan
             else:
                 newline = text.find("\n", i)
                 quotes_dead_until = len(text) if newline < 0 else newline
+        elif char == "{" or char == "[":
+            span = ObjectSpan(i) if char == "{" else None
+            if span is not None:
+                spans.append(span)
+            brackets.append(char)
+            child_depths.append(0)
+            open_spans.append(span)
+            open_count[char] += 1
+        else:
+            opener = "{" if char == "}" else "["
+            if open_count[opener] == 0:
+                continue  # a stray closer in prose
+            closed = ""
+            while closed != opener:  # brackets left open inside close with it
+                closed = _pop(brackets, child_depths, open_spans, open_count, end=i)
+    while brackets:
+        _pop(brackets, child_depths, open_spans, open_count, end=None)
+    return spans
+
+
+def _scan_uncounted(text: str) -> list[ObjectSpan]:
+    """:func:`scan_objects` without the event count: strings and other text are
+    jumped over by the regex engine, so Python steps once per bracket only."""
+    spans: list[ObjectSpan] = []
+    brackets: list[str] = []
+    child_depths: list[int] = []
+    open_spans: list[ObjectSpan | None] = []
+    open_count = {"{": 0, "[": 0}
+    quotes_dead_until = -1  # quotes before this index cannot open a string
+    pos = 0
+    while True:
+        if not brackets:
+            match = _OPENER.search(text, pos)
+        elif pos < quotes_dead_until:  # after a quote that cannot close: brackets only, to the line end
+            match = _BRACKET.search(text, pos, quotes_dead_until)
+            if match is None:
+                pos = quotes_dead_until
+                continue
+        else:
+            match = _TO_NEXT_BRACKET.match(text, pos)
+        if match is None:
+            break
+        i = match.end() - 1
+        pos = i + 1
+        char = text[i]
+        if char == '"':  # it cannot close on its line: prose
+            newline = text.find("\n", i)
+            quotes_dead_until = len(text) if newline < 0 else newline
         elif char == "{" or char == "[":
             span = ObjectSpan(i) if char == "{" else None
             if span is not None:
@@ -158,11 +221,18 @@ class NonFinite:
 # A number the fast C decoder could turn into inf or refuse (more than 4300
 # digits): 200+ digits in a row (an overflowing mantissa needs more than 208
 # when its exponent has two digits) or an exponent of 100 or more.  Only such
-# chunks pay for the number hooks, which cost a Python call per number.  JSON
-# digits are ASCII ([0-9] is also faster than \d); the lookbehind keeps the
-# search linear in runs of 199 digits.
-_LONG_DIGIT_RUN = re.compile(r"(?<![0-9])[0-9]{200}")
-_LARGE_EXPONENT = re.compile(r"[eE]\+?0*[1-9][0-9][0-9]")
+# chunks pay for the number hooks, which cost a Python call per number.  Both
+# are looked for in a copy of the chunk's UTF-8 bytes where every (ASCII) digit
+# is "0", "e" and "E" are "e", "+" stays and everything else is a blank: a few
+# C-level passes instead of a regex tried at every character.  The copy also
+# finds exponents of zeros ("e000"), which only send a chunk to the hooks,
+# whose values are the same.
+_DIGITS_AND_EXPONENTS = bytes(
+    ord("0") if chr(i).isascii() and chr(i).isdigit() else ord("e") if chr(i) in "eE" else ord("+") if chr(i) == "+" else 32
+    for i in range(256)
+)
+_LONG_DIGIT_RUN = b"0" * 200
+_LARGE_EXPONENTS = (b"e000", b"e+000")
 # A surrogate escape (\ud800): strings that may hold code points no UTF-8
 # output can write.  (Raw lone surrogates never reach the decoder: a str input
 # holding one is refused as P105.)
@@ -187,7 +257,7 @@ class StrictDecoder:
         )
 
     def raw_decode(self, chunk: str) -> tuple[Any, int]:
-        if _LARGE_EXPONENT.search(chunk) is None and _LONG_DIGIT_RUN.search(chunk) is None:
+        if not _may_overflow(chunk):
             try:
                 value, end = self._fast.raw_decode(chunk)
             except json.JSONDecodeError:
@@ -227,6 +297,12 @@ class StrictDecoder:
         return self._non_finite(
             _shorten(text), f"an integer of {digits} digits (overflows a 64-bit float to infinity)"
         )
+
+
+def _may_overflow(chunk: str) -> bool:
+    """``chunk`` may hold a number the fast decoder turns into inf or refuses (see _LONG_DIGIT_RUN)."""
+    shape = chunk.encode("utf-8", "surrogatepass").translate(_DIGITS_AND_EXPONENTS)
+    return _LONG_DIGIT_RUN in shape or any(exponent in shape for exponent in _LARGE_EXPONENTS)
 
 
 def make_decoder() -> StrictDecoder:

@@ -42,7 +42,9 @@ _WHITESPACE = re.compile(r"[ \t\r\n]*")
 _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 # A number or a literal (true, NaN, -Infinity): everything up to the next delimiter.
 _SCALAR = re.compile(r"[^,\]}\s]+")
-_BRACKET_OR_QUOTE = re.compile(r'[{}\[\]"]')
+# From inside a container to its next bracket, jumping over whole strings (as
+# _STRING reads them) in the regex engine; it stops early at a quote that never closes.
+_TO_NEXT_BRACKET = re.compile(r'(?:[^{}\[\]"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+[{}\[\]"]', re.DOTALL)
 # A member's key and its colon, and the delimiter after an item, each with the blanks around them.
 _MEMBER = re.compile(r'("[^"\\]*+(?:\\.[^"\\]*+)*+")[ \t\r\n]*:[ \t\r\n]*', re.DOTALL)
 # Larger than any array's length: no element is wanted any more.
@@ -183,17 +185,13 @@ class _Placer:
     def skip_container(self, pos: int) -> int:
         depth = 0
         while True:
-            match = _BRACKET_OR_QUOTE.search(self.text, pos)
+            match = _TO_NEXT_BRACKET.match(self.text, pos)
             if match is None:
                 raise _Malformed(pos)
-            char = match.group()
-            if char == '"':
-                string = _STRING.match(self.text, match.start())
-                if string is None:
-                    raise _Malformed(match.start())
-                pos = string.end()
-                continue
             pos = match.end()
+            char = self.text[pos - 1]
+            if char == '"':
+                raise _Malformed(pos - 1)
             depth += 1 if char in "{[" else -1
             if depth == 0:
                 return pos

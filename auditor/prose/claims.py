@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterator
+from collections.abc import Iterator
 
 from .numbers import (
     NUM,
@@ -40,6 +40,9 @@ _WINS = tuple(
         r"(?<![\w./])(?P<w>\d+)\s+(?:of|out\s+of)\s+(?P<n>\d+)\s+(?:paired\s+)?(?:seeds?\s+)?(?:wins?|won)\b",
     )
 )
+# Every spelling of _WINS holds "win" or "won" (IGNORECASE, like them): prose
+# without either is not searched four times.
+_ANY_WIN_WORD = re.compile(r"win|won", re.IGNORECASE)
 _DELTA = re.compile(
     r"\b(?:delta[_\s]?mean|mean[_\s](?:paired[_\s])?(?:delta|diff(?:erence)?)"
     r"|paired[_\s](?:delta|diff(?:erence)?)(?:[_\s]mean)?)\b\s*"
@@ -147,6 +150,8 @@ def extract_p_values(text: str, max_chars: int | None = None) -> list[PValueClai
 def extract_wins(text: str, max_chars: int | None = None) -> list[WinsClaim]:
     """Win counts, optionally out of a total; overlapping spellings are reported once."""
     text = capped(text, max_chars)
+    if _ANY_WIN_WORD.search(text) is None:
+        return []
     found: list[WinsClaim] = []
     for pattern in _WINS:
         for m in pattern.finditer(text):

@@ -34,12 +34,16 @@ _RESAMPLE_COUNTS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
         # "10,000 random sign flips", "B = 5000 resamples", "5k permutations", "a 10,000-permutation test"
-        rf"{_COUNT}(?:\s+(?:{_RESAMPLE_ADJECTIVE}[\s-]+){{0,3}}{_RESAMPLE_NOUN}"
-        rf"|\s*-\s*(?:{_RESAMPLE_ADJECTIVE}[\s-]+){{0,2}}(?:{_RESAMPLE_NOUN}|{_RESAMPLE_NOUN_SINGULAR}))",
+        (
+            rf"{_COUNT}(?:\s+(?:{_RESAMPLE_ADJECTIVE}[\s-]+){{0,3}}{_RESAMPLE_NOUN}"
+            rf"|\s*-\s*(?:{_RESAMPLE_ADJECTIVE}[\s-]+){{0,2}}(?:{_RESAMPLE_NOUN}|{_RESAMPLE_NOUN_SINGULAR}))"
+        ),
         # "n_resamples=20000", "number of permutations: 10,000", "num_permutations = 5000"
-        r"\b(?:n|num|number)[\s_-]?(?:of[\s_-]?)?(?:resamples|resamplings|permutations|perms|shuffles"
-        rf"|sign[\s_-]?flips|(?:monte[\s_-]?carlo|mc)[\s_-]?(?:samples|draws|resamples))\b"
-        rf"\s*(?:[=:]|\bwas\b|\bis\b|\bof\b)?\s*{_COUNT}(?![\w.])",
+        (
+            r"\b(?:n|num|number)[\s_-]?(?:of[\s_-]?)?(?:resamples|resamplings|permutations|perms|shuffles"
+            rf"|sign[\s_-]?flips|(?:monte[\s_-]?carlo|mc)[\s_-]?(?:samples|draws|resamples))\b"
+            rf"\s*(?:[=:]|\bwas\b|\bis\b|\bof\b)?\s*{_COUNT}(?![\w.])"
+        ),
         # "resamples: 2000", "permutations=5000"
         rf"\b(?:resamples|permutations|shuffles|sign[\s_-]?flips)\s*[=:]\s*{_COUNT}(?![\w.])",
         # "resampled 10000 times"
@@ -57,6 +61,10 @@ _EXACT_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _EXACT_CLAUSE = re.compile(r"enumerat|exhaustiv", re.IGNORECASE)
+# Every spelling above holds one of these stems (IGNORECASE, like the patterns,
+# so case-folded letters agree): text without any states no resample count, and
+# most prose has none, so one cheap search spares the five costly passes.
+_ANY_RESAMPLE_STEM = re.compile(r"resampl|permut|perms|shuffl|sign[\s_-]?flip|monte[\s_-]?carlo|mc", re.IGNORECASE)
 MIN_RESAMPLES, MAX_RESAMPLES = 10, 100_000_000
 # At most this many matches of each spelling are read per text (bounded work on hostile text).
 MAX_RESAMPLE_MATCHES = 256
@@ -104,6 +112,8 @@ def extract_resample_counts(text: str, max_chars: int | None = None) -> list[int
     if not isinstance(text, str):
         return []
     text = capped(text, max_chars)
+    if _ANY_RESAMPLE_STEM.search(text) is None:
+        return []
     found: list[tuple[int, int]] = []
     for pattern in _RESAMPLE_COUNTS:
         for m in islice(pattern.finditer(text), MAX_RESAMPLE_MATCHES):
