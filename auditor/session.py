@@ -25,6 +25,7 @@ from .batch import cross_check
 from .config import Settings
 from .errors import UsageError
 from .executors import Task, make_pool
+from .extracts import compact_cross, shared
 from .findings import Finding, Severity
 from .formats import Run, writer
 from .formats.jsonl import Stream, resume_from
@@ -148,8 +149,10 @@ def _kept_after_streaming(result: AuditResult, options: AuditOptions) -> AuditRe
         status=result.status,
         findings=tuple(f for f in result.findings if decides_status(f)),
         recomputed=None if recomputed is None else {k: recomputed[k] for k in ("p_value",) if k in recomputed},
-        claimed=None if claimed is None else {k: claimed[k] for k in ("verdict",) if k in claimed},
-        cross=result.cross,
+        # Verdict sentences repeat across a batch: one copy of each.
+        claimed=None if claimed is None else {k: shared(claimed[k]) for k in ("verdict",) if k in claimed},
+        # Compact (interned strings, one array of values): the line holding the dict is written.
+        cross=compact_cross(result.cross),
     )
 
 

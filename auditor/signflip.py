@@ -7,20 +7,28 @@ every sum is exact), and the honest range of p (:class:`PBand`) also counts the
 near-ties float32 arithmetic would make.  Leave-one-out p-values (E702) are
 read off one enumeration when the sums are exact.
 
-Pure functions over numpy arrays, no I/O; :mod:`auditor.stats` re-exports
+Pure functions over numpy arrays, no I/O; how far sums may drift and when they
+are exact is :mod:`auditor.signflip_ties`.  :mod:`auditor.stats` re-exports
 what the rest of the auditor uses.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
-from .precision import ACCUMULATION_SAFETY, U32, U64
+from .precision import U32, U64
+from .signflip_ties import (
+    SumExactness,
+    TieScale,
+    exact_differences,
+    sums_are_exact,
+    tie_tolerance,
+)
 
 # Ties between signed sums are decided with a tolerance scaled to the float
 # noise of the arithmetic (see :func:`tie_tolerance`), never to a fixed
@@ -69,34 +77,6 @@ class SignFlipResult:
     n_nonzero: int = 0  # differences that are not exactly zero
 
 
-def tie_tolerance(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, unit: float) -> float:
-    """How far a signed sum of ``d``, shape (n,), may drift in a format with unit roundoff ``unit``.
-
-    Summation: n·u·sum|d|.  Inputs: each d_i = idea_i - baseline_i was taken from
-    values that may not be exact in that format (decimals like 0.9012 in
-    float32), u·(|idea_i| + |baseline_i|) each.  A float32 value is exact in float32.
-    """
-    with np.errstate(over="ignore"):  # a value beyond float32's range is simply not exact there
-        return _TieScale(d, baseline, idea).tolerance(unit)
-
-
-class _TieScale:
-    """The magnitudes :func:`tie_tolerance` scales with, summed once for both formats."""
-
-    def __init__(self, d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None) -> None:
-        self.summation = d.size * float(np.abs(d).sum())
-        self.operands = None if baseline is None or idea is None else np.concatenate((np.abs(baseline), np.abs(idea)))
-
-    def tolerance(self, unit: float) -> float:
-        magnitudes = self.summation
-        if self.operands is not None:
-            operands = self.operands
-            if unit == U32:
-                operands = operands[operands.astype(np.float32) != operands]  # the ones float32 cannot hold
-            magnitudes += float(operands.sum())
-        return ACCUMULATION_SAFETY * unit * magnitudes
-
-
 def signed_sums(d: np.ndarray) -> np.ndarray:
     """All 2^k sums of +-d_i, shape (2^k,) for ``d`` of shape (k,); the set is symmetric about 0."""
     sums = np.zeros(1)
@@ -106,10 +86,13 @@ def signed_sums(d: np.ndarray) -> np.ndarray:
 
 
 def _signed_sums_list(values: list[float]) -> list[float]:
-    """:func:`signed_sums` on Python floats: the same additions in the same order, so the same sums."""
+    """:func:`signed_sums` on Python floats: the same additions in the same order, so the same sums.
+
+    ``s + (-x)`` is ``s - x`` bit for bit (IEEE subtraction adds the negation), in one pass a level.
+    """
     sums = [0.0]
     for x in values:
-        sums = [s + x for s in sums] + [s - x for s in sums]
+        sums = [s + y for y in (x, -x) for s in sums]
     return sums
 
 
@@ -127,11 +110,11 @@ class _MeetInTheMiddle:
     (:func:`_signed_sums_list`, ``threshold - left``), so they give the same counts.
     """
 
-    def __init__(self, d: np.ndarray) -> None:
+    def __init__(self, d: np.ndarray, values: list[float] | None = None) -> None:
         half = d.size // 2
         self.in_lists = d.size - half <= LIST_HALF_MAX_N
         if self.in_lists:
-            values = d.tolist()
+            values = d.tolist() if values is None else values
             self.left: list[float] | np.ndarray = _signed_sums_list(values[:half])
             self.right: list[float] | np.ndarray = sorted(_signed_sums_list(values[half:]))
         else:
@@ -145,8 +128,8 @@ class _MeetInTheMiddle:
         """Pairs (l, r) of half sums with r below ``threshold - l`` (``side="right"``: or equal)."""
         if self.in_lists:
             search = bisect_left if side == "left" else bisect_right
-            right = self.right
-            return sum(search(right, threshold - left) for left in self.left)
+            needles = [threshold - left for left in self.left]
+            return sum(map(search, repeat(self.right, len(needles)), needles))
         needles = threshold - self.left  # ascending
         return int(np.searchsorted(self.right, needles, side=side).sum())
 
@@ -159,65 +142,25 @@ class _MeetInTheMiddle:
         return self.n_patterns - self._right_below(threshold, "right")
 
 
-def _exact_counts(counter: _MeetInTheMiddle, observed_sum: float, tol: float, observed_group: int) -> tuple[int, int, int, int]:
+def _exact_counts(
+    counter: _MeetInTheMiddle, observed_sum: float, tol: float, observed_group: int, ties_exact: bool = False
+) -> tuple[int, int, int, int]:
     """(two-sided loose, two-sided strict, one-sided loose, one-sided strict) pattern counts.
 
     Loose counts every sum within ``tol`` of the observed one as a tie; strict
     counts only sums beyond it, plus the ``observed_group`` patterns that give
-    the observed sum by construction (flipping zero differences).
+    the observed sum by construction (flipping zero differences).  With
+    ``ties_exact`` (every sum exact, ``tol`` = 0) no tie can break: strict is loose.
     """
     size = abs(observed_sum)
     loose_threshold = size - tol
     one_loose = counter.at_least(loose_threshold)
     two_loose = counter.n_patterns if loose_threshold <= 0 else 2 * one_loose
+    if ties_exact:
+        return two_loose, two_loose, one_loose, one_loose
     one_strict = min(counter.above(size + tol) + observed_group, one_loose)
     two_strict = min(2 * one_strict, two_loose)  # the pattern set is symmetric about zero
     return two_loose, two_strict, one_loose, one_strict
-
-
-def sums_are_exact(d: np.ndarray, unit: float) -> bool:
-    """True when every signed sum of ``d``, shape (n,), is exact in a format with unit roundoff ``unit``.
-
-    Integer counts and float32 metrics give differences that are multiples of
-    one power of two; while sum|d| stays within the format's mantissa, every
-    partial sum is exact and no summation order can break a tie.
-    """
-    with np.errstate(over="ignore"):
-        return _nonzero_sums_are_exact(d[d != 0], unit)
-
-
-def _nonzero_sums_are_exact(nonzero: np.ndarray, unit: float) -> bool:
-    """:func:`sums_are_exact` for the non-zero values of ``d`` (zeros add nothing to a sum)."""
-    if nonzero.size == 0:
-        return True
-    if unit > U64 and not _float32_exact(nonzero):  # the values themselves must be exact in the narrower format
-        return False
-    precision = 53 if unit == U64 else 24
-    return _bit_span(nonzero) <= precision
-
-
-def _bit_span(nonzero: np.ndarray) -> int:
-    """Bits from the lowest set bit of any value in ``nonzero`` (no zeros) up to the top of sum|values|."""
-    _, top = math.frexp(float(np.abs(nonzero).sum()))
-    return top - min(_lowest_set_bit(x) for x in nonzero.tolist())
-
-
-def _lowest_set_bit(x: float) -> int:
-    """Exponent of the lowest set bit of ``x`` != 0: its mantissa as a 53-bit integer, trailing zeros dropped."""
-    mantissa, exponent = math.frexp(x)
-    integer = int(abs(mantissa) * 2.0**53)
-    return exponent - 53 + (integer & -integer).bit_length() - 1
-
-
-def _exact_differences(baseline: np.ndarray | None, idea: np.ndarray | None, d: np.ndarray) -> bool:
-    """True when ``d = idea - baseline`` was computed without rounding (TwoSum error term zero)."""
-    if baseline is None or idea is None:
-        return True
-    # Exact subtraction <=> adding back recovers idea and the remainder is zero.  Python
-    # floats do the same IEEE operations as numpy, without its per-call cost at small n.
-    return all(
-        x + b == i and i - x == b for x, b, i in zip(d.tolist(), baseline.tolist(), idea.tolist(), strict=True)
-    )
 
 
 def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, bands: bool) -> SignFlipResult:
@@ -226,25 +169,26 @@ def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarra
     When every sum is exact in float64 (integer counts, float32 metrics) ties
     are decided exactly, with no tolerance; otherwise within float64 noise.
     With ``bands``, float32's near-ties widen the honest range (see
-    :class:`SignFlipResult`).
+    :class:`SignFlipResult`).  Scalar work is done on Python floats (n <= 40:
+    numpy's per-call cost would dominate); every sum numpy takes is still numpy's.
     """
+    values = d.tolist()
     observed_sum = float(d.sum())
-    nonzero_d = d[d != 0]
-    counter = _MeetInTheMiddle(d)
+    abs_sum = float(np.abs(d).sum())
+    nonzero_d = d[d != 0] if 0.0 in values else d
+    exactness = SumExactness(nonzero_d, abs_sum, values) if nonzero_d is d else SumExactness(nonzero_d)
+    counter = _MeetInTheMiddle(d, values)
     n_patterns = counter.n_patterns
     observed_group = 2 ** (d.size - nonzero_d.size)
-    exact_inputs = _exact_differences(baseline, idea, d)
-    exact64 = exact_inputs and _nonzero_sums_are_exact(nonzero_d, U64)
-    scale = _TieScale(d, baseline, idea) if bands or not exact64 else None
-    tols = [0.0 if exact64 else scale.tolerance(U64)]
+    exact_inputs = exact_differences(baseline, idea, values)
+    exact64 = exact_inputs and exactness.exact_in(U64)
+    scale = TieScale(d, baseline, idea, abs_sum) if bands or not exact64 else None
+    counts = [_exact_counts(counter, observed_sum, 0.0 if exact64 else scale.tolerance(U64), observed_group, exact64)]
     if bands:
-        tol32 = _float32_tolerance(scale, exact_inputs, nonzero_d, baseline, idea)
+        tol32 = _float32_tolerance(scale, exact_inputs, exactness, baseline, idea)
         if tol32 is not None:
-            tols.append(tol32)
-    counts = [_exact_counts(counter, observed_sum, tol, observed_group) for tol in tols]
+            counts.append(_exact_counts(counter, observed_sum, tol32, observed_group))
     two, two_strict, one, one_strict = counts[0]
-    if exact64:
-        two_strict, one_strict = two, one  # exact arithmetic breaks no tie
     two_band = one_band = None
     if bands:
         low2, high2, low1, high1 = two_strict, two, one_strict, one
@@ -256,7 +200,11 @@ def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarra
 
 
 def _float32_tolerance(
-    scale: _TieScale, exact_inputs: bool, nonzero_d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None
+    scale: TieScale,
+    exact_inputs: bool,
+    exactness: SumExactness,
+    baseline: np.ndarray | None,
+    idea: np.ndarray | None,
 ) -> float | None:
     """The tie tolerance of float32 arithmetic, when its near-ties widen the honest range; else None.
 
@@ -264,22 +212,14 @@ def _float32_tolerance(
     the smallest difference: float32 near-ties count only while float32 still
     resolves every difference; beyond that it would erase them, which is no honest test.
     """
-    with np.errstate(over="ignore"):  # a value beyond float32's range is simply not exact there
-        float32_exact = exact_inputs and _nonzero_sums_are_exact(nonzero_d, U32) and (
-            baseline is None or _float32_exact(baseline) and _float32_exact(idea)
-        )
-        if float32_exact or nonzero_d.size == 0:
-            return None
-        tol32 = scale.tolerance(U32)
-    return tol32 if tol32 <= 0.5 * float(np.abs(nonzero_d).min()) else None
-
-
-def _float32_exact(values: np.ndarray) -> bool:
-    """Every value of ``values`` is a float32 (comparing float32 with float64 widens it exactly).
-
-    Called under ``np.errstate(over="ignore")``: a value beyond float32's range is not one.
-    """
-    return bool((values.astype(np.float32) == values).all())
+    nonzero = exactness.nonzero
+    float32_exact = exact_inputs and exactness.exact_in(U32) and (
+        baseline is None or scale.float32_holds_operands()
+    )
+    if float32_exact or not nonzero:
+        return None
+    tol32 = scale.tolerance(U32)
+    return tol32 if tol32 <= 0.5 * min(map(abs, nonzero)) else None
 
 
 def _clopper_pearson(hits: int, trials: int, confidence: float) -> PBand:

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,10 @@ from auditor.cli import main
 from auditor.discovery import discover, options_for
 from auditor.errors import UsageError
 from auditor.executors import AuditPool, Task
+from auditor.extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
 from auditor.formats.jsonl import resume_from
 from auditor.options import AuditOptions
-from auditor.rules.cross import benjamini_hochberg
+from auditor.rules.cross import benjamini_hochberg, cross_findings
 
 from conftest import FIXTURES, SEED_000, SEED_001, codes, audit_tasks
 
@@ -181,6 +183,26 @@ def test_x901_fires_on_both_answers_naming_the_other() -> None:
         assert len(x901) == 1 and other in x901[0].message and "seed 3" in x901[0].message
         assert x901[0].pointer == "/bench_report/baseline/full/per_seed"
     assert "X901" not in codes(by_name["other_model.txt"])
+
+
+@pytest.mark.parametrize("batch", ["x901", "x902", "x901_silent"])
+def test_compact_cross_facts_give_the_same_findings_as_the_dicts(batch) -> None:
+    results = audit_tasks([Task(str(p), AuditOptions()) for p in sorted((BATCHES / batch).glob("*.txt"))])
+    compact = [replace(r, cross=compact_cross(r.cross)) for r in results]
+    assert all(isinstance(r.cross, CrossFacts) for r in compact)
+    assert cross_findings(compact, fdr=0.05, alpha=0.05) == cross_findings(results, fdr=0.05, alpha=0.05)
+
+
+def test_compact_cross_reads_missing_facts_as_the_dict_does() -> None:
+    assert compact_cross(None) is None and compact_cross({}) is None
+    facts = compact_cross({"track": "t", "baseline_per_seed": [1.0, 2]})
+    assert facts.model is None and facts.cfg_text is None and facts.baseline_pointer is None
+    assert facts.verdict_pointer == DEFAULT_VERDICT_POINTER
+    assert facts.per_seed == [1.0, 2]  # not all floats: kept as written, so 2 stays an int in a finding
+    full = compact_cross({"track": "t", "model": "m", "baseline_cfg": {"wd": 0.0, "lr": 0.1},
+                          "baseline_per_seed": [1.0, 2.5], "verdict_pointer": None})
+    assert full.cfg_text == '{"lr": 0.1, "wd": 0.0}' and list(full.per_seed) == [1.0, 2.5]
+    assert full.verdict_pointer is None and compact_cross(full) is full
 
 
 @pytest.mark.parametrize("batch", [[str(BATCHES / "x901_silent")], [str(SEED_000), str(SEED_001)]], ids=["shared-baseline", "seeds"])

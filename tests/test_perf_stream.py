@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from array import array
 from pathlib import Path
 
 from auditor.config import Config, resolve
+from auditor.extracts import CrossFacts, compact_cross
 from auditor.session import SessionOptions, run_session
 
 BATCH = sorted(str(p) for p in (Path(__file__).resolve().parent.parent / "fixtures" / "batches" / "x901").glob("*.txt"))
@@ -35,10 +37,17 @@ def test_jsonl_summary_and_late_findings_match_a_run_that_keeps_every_result(tmp
 def test_jsonl_run_keeps_only_the_facts_the_cross_checks_compare(tmp_path) -> None:
     settings = resolve(Config())
     run = run_session(BATCH, settings, SessionOptions(format="jsonl", output=str(tmp_path / "out.jsonl")))
+    written = {line["source"]: line["cross"] for line in _lines(tmp_path / "out.jsonl")[:-1]}
     for result in run.results:
         assert set(result.recomputed or {}) <= {"p_value"}
         assert set(result.claimed or {}) <= {"verdict"}
-        assert result.cross is not None and "baseline_per_seed" in result.cross
+        # Kept compact; the line holds the dict form, and both say the same.
+        assert isinstance(result.cross, CrossFacts) and isinstance(result.cross.per_seed, array)
+        assert isinstance(written[result.source]["baseline_cfg"], dict)
+        assert result.cross == compact_cross(written[result.source])
+    # Answers of one setup share one copy of each string.
+    first, second = run.results[0].cross, run.results[1].cross
+    assert first.track is second.track and first.cfg_text is second.cfg_text
 
 
 def test_writing_a_baseline_keeps_every_finding(tmp_path) -> None:

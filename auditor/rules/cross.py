@@ -9,11 +9,12 @@ and recomputed p-value.
 
 from __future__ import annotations
 
-import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
+from ..extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
 from ..findings import Finding, Rule, Severity
 from ..verdicts import classify_verdict
 
@@ -158,15 +159,10 @@ def _claims_significance(result: Any) -> bool:
     return verdict is not None and verdict.significant
 
 
-def _fmt_cfg(cfg: Any) -> str:
-    return json.dumps(cfg, sort_keys=True, separators=(", ", ": "))
-
-
-def _group_key(cross: dict[str, Any]) -> tuple | None:
-    if not cross or cross.get("track") is None or cross.get("model") is None or cross.get("baseline_cfg") is None:
+def _group_key(facts: CrossFacts | None) -> tuple | None:
+    if facts is None or facts.track is None or facts.model is None or facts.cfg_text is None:
         return None  # without the full setup two answers cannot be known to share a baseline
-    values = cross.get("baseline_per_seed") or []
-    return (cross["track"], cross["model"], _fmt_cfg(cross["baseline_cfg"]), len(values))
+    return (facts.track, facts.model, facts.cfg_text, len(facts.per_seed or ()))
 
 
 def _first_difference(a: Sequence[float], b: Sequence[float]) -> int | None:
@@ -176,17 +172,17 @@ def _first_difference(a: Sequence[float], b: Sequence[float]) -> int | None:
     return None
 
 
-def _values(result: Any) -> list[float]:
-    return result.cross["baseline_per_seed"]
+def _values(member: tuple[int, Any, CrossFacts]) -> Sequence[float]:
+    return member[2].per_seed
 
 
-def _x901_for_group(members: list[tuple[int, Any]]) -> dict[int, list[Finding]]:
+def _x901_for_group(members: list[tuple[int, Any, CrossFacts]]) -> dict[int, list[Finding]]:
     """Cluster one group by baseline values; every answer differs from all other clusters."""
-    clusters: list[list[tuple[int, Any]]] = []
+    clusters: list[list[tuple[int, Any, CrossFacts]]] = []
     for member in members:
-        values = _values(member[1])
+        values = _values(member)
         for cluster in clusters:
-            if _first_difference(values, _values(cluster[0][1])) is None:
+            if _first_difference(values, _values(cluster[0])) is None:
                 cluster.append(member)
                 break
         else:
@@ -196,27 +192,27 @@ def _x901_for_group(members: list[tuple[int, Any]]) -> dict[int, list[Finding]]:
         return out
     for c_index, cluster in enumerate(clusters):
         others = [m for other_index, other in enumerate(clusters) if other_index != c_index for m in other]
-        for index, result in cluster:
-            out[index] = [_x901_finding(result, others)]
+        for member in cluster:
+            out[member[0]] = [_x901_finding(member, others)]
     return out
 
 
-def _x901_finding(result: Any, others: list[tuple[int, Any]]) -> Finding:
-    cross = result.cross
-    mine = cross["baseline_per_seed"]
+def _x901_finding(member: tuple[int, Any, CrossFacts], others: list[tuple[int, Any, CrossFacts]]) -> Finding:
+    cross = member[2]
+    mine = cross.per_seed
     # Clusters are built against their first member, so name an answer that really differs.
-    first = next((r for _, r in others if _first_difference(mine, _values(r)) is not None), others[0][1])
+    first = next((m for m in others if _first_difference(mine, _values(m)) is not None), others[0])
     theirs = _values(first)
     seed = _first_difference(mine, theirs) or 0
-    names = ", ".join(r.source for _, r in others[:MAX_NAMED])
+    names = ", ".join(r.source for _, r, _ in others[:MAX_NAMED])
     if len(others) > MAX_NAMED:
         names += f" and {len(others) - MAX_NAMED} more"
     return X901.finding(
-        f"baseline per-seed values differ from {names} for the same track {cross['track']!r}, model "
-        f"{cross['model']!r}, baseline config {_fmt_cfg(cross['baseline_cfg'])} and {len(mine)} seeds "
-        f"(seed {seed}: {mine[seed]:.10g} here, {theirs[seed]:.10g} in {first.source}): the benchmark is "
+        f"baseline per-seed values differ from {names} for the same track {cross.track!r}, model "
+        f"{cross.model!r}, baseline config {cross.cfg_text} and {len(mine)} seeds "
+        f"(seed {seed}: {mine[seed]:.10g} here, {theirs[seed]:.10g} in {first[1].source}): the benchmark is "
         "not deterministic, or one of the answers does not report what was run",
-        pointer=cross["baseline_pointer"],
+        pointer=cross.baseline_pointer,
         claimed=mine[seed],
         recomputed=theirs[seed],
     )
@@ -224,11 +220,12 @@ def _x901_finding(result: Any, others: list[tuple[int, Any]]) -> Finding:
 
 def x901(results: Sequence[Any]) -> dict[int, list[Finding]]:
     """X901 findings by result index."""
-    groups: dict[tuple, list[tuple[int, Any]]] = {}
+    groups: dict[tuple, list[tuple[int, Any, CrossFacts]]] = {}
     for index, result in enumerate(results):
-        key = _group_key(result.cross)
+        facts = compact_cross(result.cross)  # a batch's kept results hold them compact already
+        key = _group_key(facts)
         if key is not None:
-            groups.setdefault(key, []).append((index, result))
+            groups.setdefault(key, []).append((index, result, facts))
     out: dict[int, list[Finding]] = {}
     for members in groups.values():
         if len(members) > 1:
@@ -248,7 +245,8 @@ def x902(results: Sequence[Any], *, fdr: float, alpha: float) -> tuple[dict[int,
         if not _claims_significance(result) or (cutoff is not None and p <= cutoff):
             continue
         bar = f"p <= {cutoff:.4g}" if cutoff is not None else f"p <= {fdr / m:.4g} for the smallest p, and none has it"
-        pointer = (result.cross or {}).get("verdict_pointer", "/bench_report/comparison/verdict")
+        facts = compact_cross(result.cross)
+        pointer = facts.verdict_pointer if facts is not None else DEFAULT_VERDICT_POINTER
         out[index] = [
             X902.finding(
                 f"claims significance with recomputed p = {p:.4g}, but across the {m} ideas tested in this batch "

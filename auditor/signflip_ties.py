@@ -1,0 +1,172 @@
+"""How far the signed sums of the sign-flip test may drift, and when they cannot drift at all.
+
+A tie between two signed sums is decided within the float noise of the arithmetic
+(:func:`tie_tolerance`), or exactly when every sum is exact (:func:`sums_are_exact`:
+integer counts, float32 metrics, most printed decimals).  Scalar work is done on
+Python floats (the exact test's n <= 40, where numpy's per-call cost would dominate);
+every sum numpy took before is still numpy's (its pairwise order), so no tolerance
+moves by an ulp.  Used by :mod:`auditor.signflip`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from array import array
+from operator import add, eq, itemgetter, sub
+
+import numpy as np
+
+from .precision import ACCUMULATION_SAFETY, U32, U64
+
+
+def tie_tolerance(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, unit: float) -> float:
+    """How far a signed sum of ``d``, shape (n,), may drift in a format with unit roundoff ``unit``.
+
+    Summation: n·u·sum|d|.  Inputs: each d_i = idea_i - baseline_i was taken from
+    values that may not be exact in that format (decimals like 0.9012 in
+    float32), u·(|idea_i| + |baseline_i|) each.  A float32 value is exact in float32.
+    """
+    with np.errstate(over="ignore"):  # a value beyond float32's range is simply not exact there
+        return TieScale(d, baseline, idea).tolerance(unit)
+
+
+# Below this bound on sum|operands| (n·max) no partial sum can overflow a double.
+_QUIET_SUM_BOUND = 0.5 * sys.float_info.max
+
+
+class TieScale:
+    """The magnitudes :func:`tie_tolerance` scales with, each summed once for both formats.
+
+    The sums are numpy's own (its pairwise order), so no tolerance moves by an ulp;
+    which operands float32 cannot hold is decided on Python floats (see
+    :func:`float32_holds`), cheaper than numpy's per-call cost at these sizes.
+    """
+
+    def __init__(
+        self, d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, abs_sum: float | None = None
+    ) -> None:
+        self.summation = d.size * (float(np.abs(d).sum()) if abs_sum is None else abs_sum)
+        self.operands = None if baseline is None or idea is None else np.abs(np.concatenate((baseline, idea)))
+        self._operands_sum: float | None = None
+        self._float32_split: tuple[list[float], list[float]] | None = None
+
+    def tolerance(self, unit: float) -> float:
+        magnitudes = self.summation
+        if self.operands is not None:
+            magnitudes += self._operand_sum(unit)
+        return ACCUMULATION_SAFETY * unit * magnitudes
+
+    def float32_holds_operands(self) -> bool:
+        """Every baseline and idea value is a float32 (``abs`` keeps that); needs operands."""
+        values, narrowed = self._narrowed_operands()
+        return narrowed == values
+
+    def _narrowed_operands(self) -> tuple[list[float], list[float]]:
+        """The operands, and each rounded to float32 (see :func:`float32_holds`)."""
+        if self._float32_split is None:
+            values = self.operands.tolist()
+            self._float32_split = values, array("f", values).tolist()
+        return self._float32_split
+
+    def _operand_sum(self, unit: float) -> float:
+        """Sum of every |baseline_i| and |idea_i|; for float32, of the ones it cannot hold."""
+        if unit != U32:
+            return self._all_operands()
+        values, narrowed = self._narrowed_operands()
+        if max(values) * len(values) > _QUIET_SUM_BOUND:  # float32's sum may overflow: quietly (it is inf)
+            with np.errstate(over="ignore"):
+                return self._float32_operand_sum(values, narrowed)
+        return self._float32_operand_sum(values, narrowed)
+
+    def _float32_operand_sum(self, values: list[float], narrowed: list[float]) -> float:
+        held = sum(map(eq, values, narrowed))
+        if held == 0:  # float32 holds none of them: the sum of all (summed once for both formats)
+            return self._all_operands()
+        inexact = [x for x, y in zip(values, narrowed, strict=True) if x != y]
+        return float(np.array(inexact, dtype=np.float64).sum())  # numpy's order, as for all of them
+
+    def _all_operands(self) -> float:
+        if self._operands_sum is None:
+            self._operands_sum = float(self.operands.sum())
+        return self._operands_sum
+
+
+def float32_holds(values: list[float]) -> bool:
+    """Every one of ``values`` is a float32.
+
+    ``array("f")`` rounds each to the nearest float32 as numpy's ``astype`` does (the
+    same C conversion; beyond float32's range both give inf, so such a value is not one).
+    """
+    return array("f", values).tolist() == values
+
+
+def sums_are_exact(d: np.ndarray, unit: float) -> bool:
+    """True when every signed sum of ``d``, shape (n,), is exact in a format with unit roundoff ``unit``.
+
+    Integer counts and float32 metrics give differences that are multiples of
+    one power of two; while sum|d| stays within the format's mantissa, every
+    partial sum is exact and no summation order can break a tie.
+    """
+    with np.errstate(over="ignore"):
+        return SumExactness(d[d != 0]).exact_in(unit)
+
+
+class SumExactness:
+    """Whether the signed sums of the non-zero differences, shape (m,), are exact in a format.
+
+    The bit span (:func:`_bit_span`) is found once for float64 and float32 alike.
+    ``abs_sum`` is ``float(np.abs(nonzero).sum())`` and ``values`` ``nonzero.tolist()``
+    when the caller has them already.
+    """
+
+    def __init__(self, nonzero: np.ndarray, abs_sum: float | None = None, values: list[float] | None = None) -> None:
+        self.nonzero = nonzero.tolist() if values is None else values
+        self._array = nonzero
+        self._abs_sum = abs_sum
+        self._span: int | None = None
+
+    def exact_in(self, unit: float) -> bool:
+        if not self.nonzero:
+            return True
+        if unit > U64 and not float32_holds(self.nonzero):  # the values themselves must be exact in the narrower format
+            return False
+        precision = 53 if unit == U64 else 24
+        return self._bit_span() <= precision
+
+    def _bit_span(self) -> int:
+        if self._span is None:
+            abs_sum = float(np.abs(self._array).sum()) if self._abs_sum is None else self._abs_sum
+            self._span = _bit_span(abs_sum, self.nonzero)
+        return self._span
+
+
+def _bit_span(abs_sum: float, nonzero: list[float]) -> int:
+    """Bits from the lowest set bit of any value in ``nonzero`` (no zeros) up to the top of ``abs_sum`` = sum|values|."""
+    _, top = math.frexp(abs_sum)
+    return top - _lowest_set_bit_of_all(nonzero)
+
+
+def _lowest_set_bit_of_all(nonzero: list[float]) -> int:
+    """Exponent of the lowest set bit of any value in ``nonzero`` (no zeros), one C call a value.
+
+    x = p/q in lowest terms with q = 2^k: when k > 0 its lowest bit is 2^-k (p is odd), so
+    the largest q decides unless every value is an integer; then the lowest set bit of any p.
+    """
+    ratios = list(map(float.as_integer_ratio, nonzero))
+    largest_q = max(map(itemgetter(1), ratios))
+    if largest_q > 1:
+        return 1 - largest_q.bit_length()
+    return min((p & -p).bit_length() for p, _ in ratios) - 1
+
+
+def exact_differences(baseline: np.ndarray | None, idea: np.ndarray | None, values: list[float]) -> bool:
+    """True when ``values`` = d = idea - baseline was computed without rounding (TwoSum error term zero)."""
+    if baseline is None or idea is None:
+        return True
+    # Exact subtraction <=> adding back recovers idea and the remainder is zero.  Python
+    # floats do the same IEEE operations as numpy, without its per-call cost at small n.
+    base, ideas = baseline.tolist(), idea.tolist()
+    if not len(base) == len(ideas) == len(values):
+        raise ValueError("baseline, idea and their differences must have the same length")
+    return list(map(add, values, base)) == ideas and list(map(sub, ideas, values)) == base
