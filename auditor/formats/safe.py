@@ -71,15 +71,22 @@ def clean(text: str) -> str:
 
 
 def clean_value(value: Any) -> Any:
-    """A JSON-like value with every string (and string key) cleaned; other values unchanged."""
+    """A JSON-like value with every string (and string key) cleaned; other values unchanged.
+
+    A container with nothing to clean is returned as it is, not copied: a batch of 100,000
+    results would otherwise hold a second copy of every table.
+    """
     if isinstance(value, str):
         return clean(value)
     if isinstance(value, dict):
-        return {clean(k) if isinstance(k, str) else k: clean_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean_value(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(clean_value(v) for v in value)
+        items = [(clean(k) if isinstance(k, str) else k, clean_value(v)) for k, v in value.items()]
+        same = all(k is old_k and v is old_v for (k, v), (old_k, old_v) in zip(items, value.items()))
+        return value if same else dict(items)
+    if isinstance(value, (list, tuple)):
+        cleaned = [clean_value(v) for v in value]
+        if all(new is old for new, old in zip(cleaned, value)):
+            return value
+        return cleaned if isinstance(value, list) else tuple(cleaned)
     return value
 
 
