@@ -90,20 +90,14 @@ def scan_objects(text: str, *, max_events: int | None = None) -> list[ObjectSpan
 
 def _scan_counted(text: str, limit: int) -> list[ObjectSpan]:
     """:func:`scan_objects` one bracket or string at a time, counting them against ``limit``."""
-    spans: list[ObjectSpan] = []
-    # Parallel stacks: the open bracket, the deepest nesting below it so far,
-    # and its span (None for "[").
-    brackets: list[str] = []
-    child_depths: list[int] = []
-    open_spans: list[ObjectSpan | None] = []
-    open_count = {"{": 0, "[": 0}
+    stack = _Brackets()
     quotes_dead_until = -1  # quotes before this index cannot open a string
     events = 0
     pos = 0
     while True:
         # Outside every bracket only an opener matters: prose quotes and stray
         # closers are skipped by the regex engine, not one by one here.
-        match = (_BRACKET_OR_QUOTE if brackets else _OPENER).search(text, pos)
+        match = (_BRACKET_OR_QUOTE if stack.brackets else _OPENER).search(text, pos)
         if match is None:
             break
         i = match.start()
@@ -121,38 +115,19 @@ def _scan_counted(text: str, limit: int) -> list[ObjectSpan]:
             else:
                 newline = text.find("\n", i)
                 quotes_dead_until = len(text) if newline < 0 else newline
-        elif char == "{" or char == "[":
-            span = ObjectSpan(i) if char == "{" else None
-            if span is not None:
-                spans.append(span)
-            brackets.append(char)
-            child_depths.append(0)
-            open_spans.append(span)
-            open_count[char] += 1
         else:
-            opener = "{" if char == "}" else "["
-            if open_count[opener] == 0:
-                continue  # a stray closer in prose
-            closed = ""
-            while closed != opener:  # brackets left open inside close with it
-                closed = _pop(brackets, child_depths, open_spans, open_count, end=i)
-    while brackets:
-        _pop(brackets, child_depths, open_spans, open_count, end=None)
-    return spans
+            stack.bracket(char, i)
+    return stack.finish()
 
 
 def _scan_uncounted(text: str) -> list[ObjectSpan]:
     """:func:`scan_objects` without the event count: strings and other text are
     jumped over by the regex engine, so Python steps once per bracket only."""
-    spans: list[ObjectSpan] = []
-    brackets: list[str] = []
-    child_depths: list[int] = []
-    open_spans: list[ObjectSpan | None] = []
-    open_count = {"{": 0, "[": 0}
+    stack = _Brackets()
     quotes_dead_until = -1  # quotes before this index cannot open a string
     pos = 0
     while True:
-        if not brackets:
+        if not stack.brackets:
             match = _OPENER.search(text, pos)
         elif pos < quotes_dead_until:  # after a quote that cannot close: brackets only, to the line end
             match = _BRACKET.search(text, pos, quotes_dead_until)
@@ -169,43 +144,58 @@ def _scan_uncounted(text: str) -> list[ObjectSpan]:
         if char == '"':  # it cannot close on its line: prose
             newline = text.find("\n", i)
             quotes_dead_until = len(text) if newline < 0 else newline
-        elif char == "{" or char == "[":
+        else:
+            stack.bracket(char, i)
+    return stack.finish()
+
+
+class _Brackets:
+    """The open brackets of a scan: parallel stacks of the bracket, the deepest
+    nesting below it so far, and its span (None for ``[``), plus every span made."""
+
+    __slots__ = ("brackets", "child_depths", "open_count", "open_spans", "spans")
+
+    def __init__(self) -> None:
+        self.spans: list[ObjectSpan] = []
+        self.brackets: list[str] = []
+        self.child_depths: list[int] = []
+        self.open_spans: list[ObjectSpan | None] = []
+        self.open_count = {"{": 0, "[": 0}
+
+    def bracket(self, char: str, i: int) -> None:
+        """An opener or closer at offset ``i``."""
+        if char == "{" or char == "[":
             span = ObjectSpan(i) if char == "{" else None
             if span is not None:
-                spans.append(span)
-            brackets.append(char)
-            child_depths.append(0)
-            open_spans.append(span)
-            open_count[char] += 1
-        else:
-            opener = "{" if char == "}" else "["
-            if open_count[opener] == 0:
-                continue  # a stray closer in prose
-            closed = ""
-            while closed != opener:  # brackets left open inside close with it
-                closed = _pop(brackets, child_depths, open_spans, open_count, end=i)
-    while brackets:
-        _pop(brackets, child_depths, open_spans, open_count, end=None)
-    return spans
+                self.spans.append(span)
+            self.brackets.append(char)
+            self.child_depths.append(0)
+            self.open_spans.append(span)
+            self.open_count[char] += 1
+            return
+        opener = "{" if char == "}" else "["
+        if self.open_count[opener] == 0:
+            return  # a stray closer in prose
+        closed = ""
+        while closed != opener:  # brackets left open inside close with it
+            closed = self._pop(end=i)
 
+    def finish(self) -> list[ObjectSpan]:
+        """The spans, with every bracket still open closed at the end of the text (``end`` None)."""
+        while self.brackets:
+            self._pop(end=None)
+        return self.spans
 
-def _pop(
-    brackets: list[str],
-    child_depths: list[int],
-    open_spans: list[ObjectSpan | None],
-    open_count: dict[str, int],
-    *,
-    end: int | None,
-) -> str:
-    bracket = brackets.pop()
-    depth = child_depths.pop() + 1
-    span = open_spans.pop()
-    open_count[bracket] -= 1
-    if child_depths and child_depths[-1] < depth:
-        child_depths[-1] = depth
-    if span is not None:
-        span.end, span.depth = end, depth
-    return bracket
+    def _pop(self, *, end: int | None) -> str:
+        bracket = self.brackets.pop()
+        depth = self.child_depths.pop() + 1
+        span = self.open_spans.pop()
+        self.open_count[bracket] -= 1
+        if self.child_depths and self.child_depths[-1] < depth:
+            self.child_depths[-1] = depth
+        if span is not None:
+            span.end, span.depth = end, depth
+        return bracket
 
 
 class NonFinite:

@@ -405,3 +405,15 @@ def mutated_seed(draw) -> str:
 def test_locate_never_raises_on_mutated_seeds(text):
     _check_never_raises(text)
     _check_never_raises(text.encode("utf-8", "surrogatepass"))
+
+
+@given(st.text(alphabet='{}[]":,\\ \nab0\u00e9', max_size=200))
+@settings(max_examples=400, deadline=None)
+def test_the_fast_scan_finds_what_the_counted_scan_finds(text):
+    """scan_objects takes the uncounted path whenever the limit cannot be hit; both must agree."""
+    from auditor.jsonscan import _scan_counted, _scan_uncounted
+
+    def shape(spans):
+        return [(s.start, s.end, s.depth) for s in spans]
+
+    assert shape(_scan_uncounted(text)) == shape(_scan_counted(text, len(text) + 1))
