@@ -8,6 +8,7 @@ whose strings are already cleaned of terminal controls (:mod:`.safe`).
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -77,6 +78,36 @@ def place(source: str, finding: Finding) -> str | None:
     if finding.line is None:
         return None
     return f"{portable(source)}:{finding.line}:{finding.column or 1}"
+
+
+# Findings that say a claimed number or verdict is not what the data give: the arithmetic
+# family and the verdict contradiction.  Others that point at the same field (E701
+# "negligible", D505 "too few seeds") comment on it without disputing it.
+_DISPUTING = re.compile(r"^(A\d{3}|V401)$")
+_COMPARISON_FIELD = re.compile(r"/comparison/([A-Za-z_]+)$")
+
+
+def disputed(result: AuditResult) -> dict[str, list[Finding]]:
+    """Comparison field (``p_value``, ``verdict`` ...) -> the findings disputing its claimed value;
+    every format marks a claim from this one answer."""
+    out: dict[str, list[Finding]] = {}
+    for f in result.findings:
+        match = _COMPARISON_FIELD.search(f.pointer or "")
+        if match and _DISPUTING.match(f.rule):
+            out.setdefault(match.group(1), []).append(f)
+    return out
+
+
+def short_verdict(text: Any) -> str:
+    """A verdict in one word for tables: better, worse, none; ``?`` for words no verdict reads as."""
+    from ..verdicts import Verdict, classify_verdict
+
+    if text is None:
+        return "—"
+    verdict = classify_verdict(text)
+    if verdict is not None:
+        return {Verdict.BETTER: "better", Verdict.WORSE: "worse", Verdict.NONE: "none"}[verdict]
+    return "?" if isinstance(text, str) else str(text)
 
 
 Writer = Callable[[Run, TextIO], None]

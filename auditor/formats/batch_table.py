@@ -18,27 +18,15 @@ from ..findings import Severity, all_rules
 from ..paths import common_folder, name_in
 from ..strings import plural
 from ..result import AuditResult, Status
-from ..verdicts import Verdict, classify_verdict
-from . import Run
+from . import Run, disputed, short_verdict
 
 STATUS_STYLE = {Status.PASS: "green", Status.FAIL: "bold red", Status.ERROR: "bold magenta"}
 # Failures first, then transcripts that could not be audited, then passes.
 STATUS_ORDER = {Status.FAIL: 0, Status.ERROR: 1}
-# "better"/"worse" are always the significant verdicts; "none" is "no measurable effect".
-SHORT_VERDICT = {Verdict.BETTER: "better", Verdict.WORSE: "worse", Verdict.NONE: "none"}
 TOP_RULES = 5
 MAX_CODES = 3
 NARROW = 100
 SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
-
-
-def _verdict(text: Any) -> str:
-    if text is None:
-        return "—"
-    verdict = classify_verdict(text)
-    if verdict is not None:
-        return SHORT_VERDICT[verdict]
-    return "?" if isinstance(text, str) else str(text)
 
 
 def _p(value: Any) -> str:
@@ -76,7 +64,7 @@ def _rerun(rerun: dict | None) -> Text:
     """The rerun's outcome: reproduced or not, with its own verdict when it has one."""
     if not rerun:
         return Text("—", style="dim")
-    verdict = _verdict(rerun.get("verdict")) if rerun.get("verdict") is not None else ""
+    verdict = short_verdict(rerun.get("verdict")) if rerun.get("verdict") is not None else ""
     cached = " (cached)" if rerun.get("cached") else ""
     if rerun.get("reproduced"):
         return Text(f"✓ {verdict}{cached}".rstrip(), style="green")
@@ -107,8 +95,8 @@ def wrap_path(name: str, width: int) -> str:
 def _p_cell(result: AuditResult) -> Text:
     """The claimed p; ``claimed→recomputed`` (marked) only when a finding says they disagree."""
     claimed, recomputed = _p((result.claimed or {}).get("p_value")), _p((result.recomputed or {}).get("p_value"))
-    disputed = any(f.pointer.endswith("/p_value") and f.severity is Severity.ERROR for f in result.findings)
-    return _pair(claimed, recomputed) if disputed else Text(claimed if claimed != "—" else recomputed)
+    wrong = any(f.severity is Severity.ERROR for f in disputed(result).get("p_value", ()))
+    return _pair(claimed, recomputed) if wrong else Text(claimed if claimed != "—" else recomputed)
 
 
 def results_table(run: Run, width: int = 120, *, failures_only: bool = False) -> Table:
@@ -134,7 +122,7 @@ def results_table(run: Run, width: int = 120, *, failures_only: bool = False) ->
             Text(str(r.count(Severity.ERROR)), style="red" if r.count(Severity.ERROR) else "dim"),
             Text(str(r.count(Severity.WARNING)), style="yellow" if r.count(Severity.WARNING) else "dim"),
             _codes(r, limit),
-            _pair(_verdict(claimed.get("verdict")), _verdict(recomputed.get("verdict"))),
+            _pair(short_verdict(claimed.get("verdict")), short_verdict(recomputed.get("verdict"))),
             _p_cell(r),
             *([_rerun(r.rerun)] if with_rerun else []),
         ])

@@ -18,10 +18,9 @@ from typing import Any, TextIO
 
 from ..findings import Severity, get_rule
 from ..result import AuditResult, Status
-from ..verdicts import classify_verdict
 from ..strings import plural
 from ..paths import common_folder, name_in
-from . import Run
+from . import Run, disputed, short_verdict
 from .html_batch import batch_section, rule_counts
 from .html_data import chart_inputs
 from .html_markdown import render_markdown
@@ -29,7 +28,6 @@ from .html_transcript import (
     RULE_CODE,
     SEVERITY_MARK,
     comparison_table,
-    disputed,
     findings_table,
     path_html,
     rerun_outcome,
@@ -106,15 +104,6 @@ def _rules_cell(result: AuditResult) -> str:
     return f'<td class="rules-cell">{" ".join(cells) or "—"}{known}</td>'
 
 
-def _verdict_word(text: Any) -> str:
-    if text is None:
-        return "—"
-    verdict = classify_verdict(text)
-    return {"idea better (significant)": "better", "idea worse (significant)": "worse"}.get(
-        verdict.value if verdict else "", "none" if verdict else "?"
-    )
-
-
 def _marked(value: str, findings: list[Any]) -> str:
     """An overview value, with ✗ and the disputing rule when a finding disputes it."""
     if not findings:
@@ -132,8 +121,8 @@ def _overview_row(index: int, result: AuditResult, folder: str) -> str:
         f'<td class="num">{result.count(Severity.ERROR)}</td>',
         f'<td class="num">{result.count(Severity.WARNING)}</td>',
         _rules_cell(result),
-        f"<td>{_marked(_verdict_word(claimed.get('verdict')), marks.get('verdict', []))}</td>",
-        f"<td>{escape(_verdict_word(recomputed.get('verdict')))}</td>",
+        f"<td>{_marked(short_verdict(claimed.get('verdict')), marks.get('verdict', []))}</td>",
+        f"<td>{escape(short_verdict(recomputed.get('verdict')))}</td>",
         f'<td class="num">{_marked(_p(claimed.get("p_value")), marks.get("p_value", []))}</td>',
         f'<td class="num">{escape(_p(recomputed.get("p_value")))}</td>',
         f"<td>{rerun_outcome(result.rerun)}</td>",

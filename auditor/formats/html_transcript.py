@@ -18,16 +18,11 @@ from ..findings import Severity
 from ..result import AuditResult
 from ..strings import shorten
 from ..verdicts import classify_verdict
-from . import display
+from . import display, disputed
 from .html_data import ChartInputs, rerun_arms
 
 QUANTITIES = ("n_pairs", "delta_mean", "idea_wins", "p_value", "mde", "mde_rel_pct", "verdict")
 SEVERITY_MARK = {Severity.ERROR: "✗", Severity.WARNING: "⚠", Severity.INFO: "ℹ"}
-# Findings that say a claimed number or verdict is not what the data give: the
-# arithmetic family and the verdict contradiction.  Others that point at the same
-# field (E701 "negligible", D505 "too few seeds") comment on it without disputing it.
-DISPUTING = re.compile(r"^(A\d{3}|V401)$")
-_COMPARISON_FIELD = re.compile(r"/comparison/([A-Za-z_]+)$")
 _PATH_BREAK = re.compile(r"([/_\-.])")
 RULE_CODE = re.compile(r"^[A-Z]\d{3}$")
 # Rows of the per-seed table; a 10,000-seed answer lists its first ones (and says so).
@@ -49,16 +44,6 @@ def severity_badge(severity: Severity) -> str:
 
 def rule_link(code: str) -> str:
     return f'<a href="#rule-{escape(code)}"><code>{escape(code)}</code></a>'
-
-
-def disputed(result: AuditResult) -> dict[str, list[Any]]:
-    """Comparison field -> the findings disputing its claimed value."""
-    out: dict[str, list[Any]] = {}
-    for f in result.findings:
-        match = _COMPARISON_FIELD.search(f.pointer or "")
-        if match and DISPUTING.match(f.rule):
-            out.setdefault(match.group(1), []).append(f)
-    return out
 
 
 def _same(quantity: str, claimed: Any, recomputed: Any) -> bool:

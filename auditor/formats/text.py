@@ -21,18 +21,18 @@ from ..findings import Severity
 from ..paths import STDIN, STDIN_NAME
 from ..strings import plural
 from ..result import AuditResult, Status
-from . import Run, display, place
+from . import Run, display, disputed, place
 
 _STATUS_STYLE = {Status.PASS: "bold green", Status.FAIL: "bold red", Status.ERROR: "bold magenta"}
 _SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
-# (label, claimed key, recomputed key, pointer suffix whose error findings mark the row wrong)
+# (label, the comparison field: its claimed and recomputed key, and what a disputing finding points at)
 _ROWS = (
-    ("delta_mean", "delta_mean", "delta_mean", "/comparison/delta_mean"),
-    ("wins", "idea_wins", "idea_wins", "/comparison/idea_wins"),
-    ("p_value", "p_value", "p_value", "/comparison/p_value"),
-    ("mde", "mde", "mde", "/comparison/mde"),
-    ("verdict", "verdict", "verdict", "/comparison/verdict"),
+    ("delta_mean", "delta_mean"),
+    ("wins", "idea_wins"),
+    ("p_value", "p_value"),
+    ("mde", "mde"),
+    ("verdict", "verdict"),
 )
 
 
@@ -43,15 +43,15 @@ def _comparison_table(result: AuditResult) -> Table:
     table.add_column("recomputed", overflow="fold")
     table.add_column("", justify="center")
     claimed, recomputed = result.claimed or {}, result.recomputed or {}
-    wrong = {f.pointer for f in result.findings if f.severity is Severity.ERROR}
-    for label, c_key, r_key, suffix in _ROWS:
-        c, r = claimed.get(c_key), recomputed.get(r_key)
+    marks = disputed(result)
+    for label, field in _ROWS:
+        c, r = claimed.get(field), recomputed.get(field)
         if label == "wins":
             c = None if c is None else f"{c}/{claimed.get('n_pairs', '?')}"
             r = None if r is None else f"{r}/{recomputed.get('n_pairs', '?')}"
         if label == "p_value" and r is not None:
             r = f"{display(r)} ({recomputed.get('p_value_method', 'exact')})"
-        bad = any(p.endswith(suffix) for p in wrong)
+        bad = any(f.severity is Severity.ERROR for f in marks.get(field, ()))
         mark = Text("✗", style="red") if bad else Text("✓", style="green") if c is not None else Text("")
         table.add_row(label, Text(display(c)), Text(display(r)), mark)
     return table
