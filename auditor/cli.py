@@ -89,18 +89,11 @@ def _rerun_options(cli) -> RerunOptions | None:  # cli: option_model.CommandLine
     )
 
 
-def _details(text: str | None, fmt: str) -> int | None:
-    """``--details``: a count of failing transcripts to explain in full, or None for all.
+def _details(text: str | None) -> int | None:
+    """``--details``: a count of failing transcripts to explain in full, or None for all."""
+    from .formats import DETAILED_FAILURES
 
-    Only the text format reads it: any other leaves its module (and rich) unimported.
-    """
     if text is None:
-        if fmt != "text":
-            from .session import SessionOptions
-
-            return SessionOptions.details  # the default; no other format reads it
-        from .formats.text import DETAILED_FAILURES
-
         return DETAILED_FAILURES
     return None if text == "all" else int(text)
 
@@ -182,7 +175,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     session = SessionOptions(
         format=cli.format or "text", output=cli.output, resume=bool(cli.resume), jobs=cli.jobs, dask=cli.dask,
         quiet=bool(cli.quiet), statistics=bool(cli.statistics), baseline=cli.baseline,
-        write_baseline=cli.write_baseline, details=_details(cli.details, cli.format or "text"),
+        write_baseline=cli.write_baseline, details=_details(cli.details),
     )
     run = run_session(paths, settings, session, rerun=_rerun_options(cli))
     if cli.write_baseline or cli.exit_zero:

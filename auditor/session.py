@@ -27,7 +27,7 @@ from .errors import UsageError
 from .executors import Task, make_pool
 from .extracts import compact_cross, shared
 from .findings import Finding, Severity
-from .formats import Run, writer
+from .formats import DETAILED_FAILURES, Run, writer
 from .formats.jsonl import Stream, resume_from
 from .options import AuditOptions, RerunOptions
 from .paths import key
@@ -49,7 +49,7 @@ class SessionOptions:
     baseline: str | None = None
     write_baseline: str | None = None
     # Failing transcripts explained in full above a batch's table (text format); None: all.
-    details: int | None = 5
+    details: int | None = DETAILED_FAILURES
 
 
 def _load_baseline(args: SessionOptions) -> Baseline | None:

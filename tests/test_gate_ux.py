@@ -117,7 +117,6 @@ def test_wrap_path_breaks_after_separators() -> None:
 
 
 def test_rerun_outcome_has_its_own_column() -> None:
-    from auditor.findings import Severity  # noqa: F401  (registry loaded for the table)
     from auditor.formats import Run
     from auditor.result import AuditResult, Status
 

@@ -80,6 +80,10 @@ def place(source: str, finding: Finding) -> str | None:
     return f"{portable(source)}:{finding.line}:{finding.column or 1}"
 
 
+# A batch shows the detailed panels of at most this many failing transcripts above its
+# table, so the table and totals stay on the last screen (--details; text format).
+DETAILED_FAILURES = 5
+
 # Findings that say a claimed number or verdict is not what the data give: the arithmetic
 # family and the verdict contradiction.  Others that point at the same field (E701
 # "negligible", D505 "too few seeds") comment on it without disputing it.

@@ -21,7 +21,7 @@ from ..findings import Severity
 from ..paths import STDIN, STDIN_NAME
 from ..strings import plural
 from ..result import AuditResult, Status
-from . import Run, display, disputed, place
+from . import DETAILED_FAILURES, Run, display, disputed, place
 
 _STATUS_STYLE = {Status.PASS: "bold green", Status.FAIL: "bold red", Status.ERROR: "bold magenta"}
 _SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -122,11 +122,6 @@ def make_console(stream: TextIO) -> Console:
     is_tty = hasattr(stream, "isatty") and stream.isatty()
     width = None if is_tty else int(os.environ.get("COLUMNS", "120"))
     return Console(file=stream, width=width, highlight=False, soft_wrap=False)
-
-
-# A batch shows the detailed panels of at most this many failing transcripts
-# above its table, so the table and totals stay on the last screen (--details).
-DETAILED_FAILURES = 5
 
 
 def write(run: Run, stream: TextIO, *, details: int | None = DETAILED_FAILURES, failures_only: bool = False) -> None:
