@@ -101,7 +101,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, done: dict[str, AuditResult], total: int) -> None:
         super().__init__(f"{len(done)} of {total} transcripts audited")
         self.done, self.total = done, total
-        self.run: Run | None = None
 
 
 def _collect(
@@ -198,8 +197,7 @@ def run_session(
             if args.format == "text":  # what was audited before Ctrl-C, as pytest prints it
                 partial = [stop.done[key(p)] for p in paths
                            if key(p) in stop.done and stop.done[key(p)].status is not Status.SKIPPED]
-                stop.run = Run(tuple(partial), None, config=None)
-                _render(stop.run, args)
+                _render(Run(tuple(partial), None, config=None), args)
             raise
         everything = [done.get(key(p)) or fresh[key(p)] for p in paths]
         audited = [r for r in everything if r.status is not Status.SKIPPED]

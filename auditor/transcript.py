@@ -241,15 +241,17 @@ def _failure_potential(keys: KeyIndex, start: int, stop: int) -> int:
 # A repository of answers also holds READMEs, requirements.txt, package.json.  A
 # text file is audited only when something in it is an agent's answer, complete
 # or not: a JSON member with an answer key (even in a truncated object), an
-# agent's statistical claim in prose (a p-value with a number, beside seeds or
-# wins), or a Python traceback (an agent that crashed).  Everything else is an
-# ordinary file: skipped and counted, never a P101 failure.
+# agent's statistical claim in prose (a p-value with a number, or a win count
+# such as "7/8 wins"), or a Python traceback (an agent that crashed).  Everything
+# else is an ordinary file: skipped and counted, never a P101 failure.  When in
+# doubt a file is audited: a README quoting "p = 0.05" fails P101 rather than an
+# agent's prose-only claim passing unseen.
 
 _ANSWER_MEMBER = re.compile(
     r'"(?:bench_report|worked|verdict|system_verdict|practical_verdict|metrics|comparison|per_seed|how_to_run)"\s*:')
 _P_VALUE_CLAIM = re.compile(r"\bp(?:[- ]?value)?\s*(?:=|<|≤|<=|of)\s*0?\.\d", re.IGNORECASE)
-_SEEDS_OR_WINS = re.compile(r"\b\d+\s*/\s*\d+\s*wins?\b|\b\d+\s+(?:paired\s+)?seeds?\b|\bwins?\b",
-                            re.IGNORECASE)
+_WIN_COUNT = re.compile(r"\b\d+\s*(?:/|of|out of)\s*\d+\s*(?:paired\s+)?(?:seeds?\s+)?wins?\b|\bwins?\s+\d+\s*(?:/|of)\s*\d+",
+                        re.IGNORECASE)
 _TRACEBACK = "Traceback (most recent call last)"
 
 
@@ -257,7 +259,7 @@ def holds_an_answer(text: str) -> bool:
     """Whether ``text`` is (or tries to be) an agent's answer, rather than an ordinary file."""
     if _ANSWER_MEMBER.search(text) or _TRACEBACK in text:
         return True
-    return bool(_P_VALUE_CLAIM.search(text) and _SEEDS_OR_WINS.search(text))
+    return bool(_P_VALUE_CLAIM.search(text) or _WIN_COUNT.search(text))
 
 
 @dataclass(frozen=True)

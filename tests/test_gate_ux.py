@@ -210,6 +210,8 @@ ORDINARY = {
 }
 REPLIES = {
     "prose_claim.txt": "Agent's answer:\n\nThe idea worked: test MSE went from 10.931 to 10.922 (p=0.01475, 7/8 wins).\n",
+    "p_only.txt": "The clipping rule helps (p = 0.003).\n",
+    "wins_only.txt": "Idea beat the baseline on 7 of 8 seeds: 7/8 wins.\n",
     "traceback.txt": 'Traceback (most recent call last):\n  File "bench.py", line 3, in <module>\nValueError: nan\n',
     "truncated.txt": 'Answer:\n{ "worked": true, "confidence": 8, "verdict": "Across 8 paired seeds',
 }
@@ -222,7 +224,8 @@ def test_ordinary_files_are_skipped_and_counted(tmp_path, capsys) -> None:
     out, err = capsys.readouterr()
     data = json.loads(out)
     statuses = {Path(r["source"]).name: (r["status"], [f["rule"] for f in r["findings"]]) for r in data["results"]}
-    assert statuses == {"prose_claim.txt": ("error", ["P101"]), "traceback.txt": ("error", ["P101"]),
+    assert statuses == {"prose_claim.txt": ("error", ["P101"]), "p_only.txt": ("error", ["P101"]),
+                        "wins_only.txt": ("error", ["P101"]), "traceback.txt": ("error", ["P101"]),
                         "truncated.txt": ("error", ["P102"])}
     assert data["summary"]["skipped"] == 3  # README.md, requirements.txt, package.json
     assert "3 files without an answer skipped" in err
