@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
+# json.dumps with options builds an encoder per call; the canonical form is asked for per sweep entry.
+_CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+
+
+def canonical_json(value: object) -> str:
+    """``json.dumps(value, sort_keys=True, default=str)``: one spelling for equal config values."""
+    return _CANONICAL_ENCODER.encode(value)
+
 
 def shorten(text: str, limit: int, ellipsis: str = "...") -> str:
     """``text`` cut to at most ``limit`` characters, ending in ``ellipsis`` when cut."""
@@ -16,8 +26,6 @@ def plural(count: int, noun: str) -> str:
 def config_text(cfg: object, limit: int = 200) -> str:
     """A config as people write it, ``lr=0.003, epochs=12``, cut at ``limit`` characters
     (a config may hold thousands of keys); anything but a dict as JSON."""
-    import json
-
     if isinstance(cfg, dict):
         text = ", ".join(f"{key}={json.dumps(value, allow_nan=True)}" for key, value in cfg.items())
         text = text or "{}"

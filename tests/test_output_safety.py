@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.audit import AuditResult, internal_error
 from auditor.cli import main
@@ -328,3 +330,29 @@ def test_writable_or_foreign_log_folder_is_not_used(shared_tmp) -> None:
         os.chown(folder, 65534, 65534)
         assert _log_of().parent != folder
         assert list(folder.iterdir()) == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.characters(max_codepoint=0x2070) | st.sampled_from(["\\", "\\u0001", "\r", "\ud800", "\u202e", "\x1b["])).map("".join))
+def test_the_json_probe_never_passes_a_string_clean_would_change(text) -> None:
+    """The fast path of the jsonl lines and of clean_result: a clean JSON text means clean strings."""
+    from auditor.formats.safe import clean, json_is_clean
+
+    for encoded in (json.dumps(text, ensure_ascii=False), json.dumps({text: [text]}, ensure_ascii=False)):
+        if json_is_clean(encoded):
+            assert clean(text) == text
+
+
+def test_clean_results_and_lines_are_the_objects_and_text_of_the_slow_path() -> None:
+    from auditor.formats.jsonl import _dumps, record, result_line
+    from auditor.formats.safe import clean_result
+
+    honest = AuditResult("a/b.txt", "fail", (Finding("A302", Severity.ERROR, "mean 1.5 — Δ", "/x", 1.5, 1.25),),
+                         recomputed={"p_value": 0.03}, claimed={"verdict": "idea better \u200f"})
+    assert clean_result(honest) is honest
+    hostile = AuditResult("a\x1b[2Kb.txt", "fail", (Finding("A302", Severity.ERROR, "m\u202e", "/x\r", "\x07", 1.0),),
+                          recomputed=None, claimed={"verdict": "ok\u009b31m"})
+    cleaned = clean_result(hostile)
+    assert cleaned.source == "ab.txt" and cleaned.findings[0].message == "m" and cleaned.claimed == {"verdict": "ok"}
+    assert result_line(honest) == _dumps(record(honest)) + "\n"
+    assert result_line(hostile) == _dumps(record(cleaned)) + "\n"

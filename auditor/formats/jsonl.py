@@ -27,7 +27,7 @@ from ..findings import Finding
 from ..paths import key
 from ..result import AuditResult
 from . import Run
-from .safe import clean, clean_finding, clean_result
+from .safe import clean, clean_finding, clean_result, json_is_clean
 
 
 def record(result: AuditResult) -> dict[str, Any]:
@@ -87,13 +87,24 @@ def resume_from(path: str | Path) -> dict[str, AuditResult]:
     return done
 
 
+# One encoder for every line: json.dumps with options builds a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def _dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return _ENCODER.encode(data)
 
 
 def result_line(result: AuditResult) -> str:
-    # Lines are written before the Run exists, so they are cleaned here (see .safe).
-    return _dumps(record(clean_result(result))) + "\n"
+    # Lines are written before the Run exists, so they are cleaned here (see .safe); a line
+    # with nothing to clean in it (nearly every line) is serialised once and written as it is.
+    try:
+        line = _dumps(record(result))
+    except ValueError:
+        line = None  # NaN: serialised (and refused) below, as a cleaned result
+    if line is None or not json_is_clean(line):
+        line = _dumps(record(clean_result(result)))
+    return line + "\n"
 
 
 def summary_line(run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> str:

@@ -31,6 +31,7 @@ cleans each line it writes.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,20 @@ _SEQUENCE = re.compile(
 )
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+# Anything clean() would change in a string, as it shows in ``json.dumps(..., ensure_ascii=False)``:
+# C0 controls become ``\u00XX`` (or ``\r``, ``\b``, ``\f``; tab and newline stay), the rest stays raw.
+# An escaped backslash before ``u00``/``r`` matches too: only a false alarm, which takes the slow path.
+_UNSAFE_IN_JSON = re.compile(r"\\u00[01][0-9a-fA-F]|\\[rbf]|[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+_PROBE_ENCODER = json.JSONEncoder(ensure_ascii=False)  # built once: json.dumps with options builds one per call
+
+
+def json_is_clean(text: str) -> bool:
+    """Whether every string in the JSON ``text`` (as ``json.dumps`` with ``ensure_ascii=False`` writes
+    it) is left as it is by :func:`clean`; one C-speed scan instead of a walk over the values."""
+    return not _UNSAFE_IN_JSON.search(text)
 
 
 def clean(text: str) -> str:
@@ -91,25 +106,50 @@ def clean_value(value: Any) -> Any:
 
 
 def clean_finding(f: "Finding") -> "Finding":
-    return replace(
-        f,
-        message=clean(f.message),
-        pointer=clean(f.pointer),
-        claimed=clean_value(f.claimed),
-        recomputed=clean_value(f.recomputed),
-    )
+    """``f`` with its message, pointer and values cleaned; ``f`` itself when nothing changes."""
+    message, pointer = clean(f.message), clean(f.pointer)
+    claimed, recomputed = clean_value(f.claimed), clean_value(f.recomputed)
+    if message is f.message and pointer is f.pointer and claimed is f.claimed and recomputed is f.recomputed:
+        return f
+    return replace(f, message=message, pointer=pointer, claimed=claimed, recomputed=recomputed)
 
 
 def clean_result(result: "AuditResult") -> "AuditResult":
-    """``result`` with its source, findings, tables, rerun record, cross facts and log path cleaned."""
-    return replace(
-        result,
-        source=clean(result.source),
-        findings=tuple(clean_finding(f) for f in result.findings),
-        recomputed=clean_value(result.recomputed),
-        claimed=clean_value(result.claimed),
-        rerun=clean_value(result.rerun),
-        cross=clean_value(result.cross),
-        figures=clean_value(result.figures),
-        log=clean_value(result.log),
-    )
+    """``result`` with its source, findings, tables, rerun record, cross facts and log path cleaned;
+    ``result`` itself when nothing changes (the common case: no copy, no ``replace``)."""
+    if _all_clean(result):
+        return result
+    fields = {
+        "source": clean(result.source),
+        "recomputed": clean_value(result.recomputed),
+        "claimed": clean_value(result.claimed),
+        "rerun": clean_value(result.rerun),
+        "cross": clean_value(result.cross),
+        "figures": clean_value(result.figures),
+        "log": clean_value(result.log),
+    }
+    findings = tuple(clean_finding(f) for f in result.findings)
+    if all(new is old for new, old in zip(findings, result.findings)):
+        findings = result.findings
+    changed = {name: value for name, value in fields.items() if value is not getattr(result, name)}
+    if findings is not result.findings:
+        changed["findings"] = findings
+    return replace(result, **changed) if changed else result
+
+
+def _all_clean(result: "AuditResult") -> bool:
+    """Whether no string of ``result`` needs cleaning, read from one ``json.dumps`` of its fields."""
+    values = [
+        result.source,
+        [f.to_dict() for f in result.findings],
+        result.recomputed,
+        result.claimed,
+        result.rerun,
+        result.cross,
+        result.figures,
+        result.log,
+    ]
+    try:
+        return json_is_clean(_PROBE_ENCODER.encode(values))
+    except (TypeError, ValueError):  # not plain JSON data: the walk decides
+        return False

@@ -10,6 +10,7 @@ from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import SweepEntry
 from ..stats import min_two_sided_p
+from ..strings import canonical_json
 from ..verdicts import Verdict
 
 # Two per-seed values are "the same metric" below this relative difference:
@@ -132,9 +133,7 @@ def D503(ctx: AuditContext) -> Iterator[Finding]:
 
 
 def _sweep_key(sweep: list[SweepEntry]) -> list[tuple[str, float]]:
-    import json
-
-    return sorted((json.dumps(e.cfg, sort_keys=True, default=str), e.mean) for e in sweep)
+    return sorted((canonical_json(e.cfg), e.mean) for e in sweep)
 
 
 @check_rule("D504", "copied-sweep", Severity.ERROR)

@@ -11,7 +11,7 @@ from typing import Any
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import SweepEntry, join_pointer
-from ..strings import config_text, grid_text
+from ..strings import canonical_json, config_text, grid_text
 
 
 def _number(value: Any) -> float | None:
@@ -33,7 +33,7 @@ def _canonical(value: Any) -> str:
         return "null" if value is None else ("true" if value else "false")
     if kind is int or (kind is float and math.isfinite(value)):
         return kind.__repr__(value)  # what json's encoder writes for int and finite float
-    return json.dumps(value, sort_keys=True, default=str)
+    return canonical_json(value)
 
 
 def swept_keys(sweep: list[SweepEntry]) -> set[str]:
