@@ -179,7 +179,7 @@ Codes = Annotated[tuple[str, ...], BeforeValidator(_codes)]
 Globs = Annotated[tuple[str, ...], BeforeValidator(_globs)]
 FailOn = Annotated[str, BeforeValidator(_fail_on)]
 
-_STRICT = ConfigDict(extra="forbid", alias_generator=kebab, frozen=True)
+_STRICT = ConfigDict(extra="forbid", alias_generator=kebab, frozen=True, defer_build=True)
 
 
 def _opt(help: str, *, group: str = "audit", flags: tuple[str, ...] = (), metavar: str | None = None,
