@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from .model import Answer, ArmView, BenchReport, join_pointer
@@ -59,16 +60,9 @@ class AuditContext:
     @functools.cached_property
     def stated_resamples(self) -> tuple[int, ...]:
         """Monte-Carlo resample counts the answer's words state ("20,000 sign flips", "n_resamples=5000")."""
-        from .prose import extract_resample_counts
+        from .prose import stated_resample_counts
 
-        found: list[int] = []
-        budget = self.options.max_prose_chars
-        for text in self.prose_texts():
-            if budget <= 0:
-                break
-            found.extend(extract_resample_counts(text, budget))
-            budget -= len(text)
-        return tuple(dict.fromkeys(found))
+        return stated_resample_counts(self.prose_texts(), self.options.max_prose_chars)
 
     def prose_texts(self) -> list[str]:
         """Free text where an answer describes its method: verdict, metrics, limitations, protocol note."""
@@ -79,7 +73,7 @@ class AuditContext:
                     texts.append(value)
             metrics = self.answer.metrics
             if isinstance(metrics, dict):
-                texts.extend(v for v in list(metrics.values())[:1_000] if isinstance(v, str))
+                texts.extend(v for v in islice(metrics.values(), 1_000) if isinstance(v, str))
         note = getattr(self.report, "protocol_note", None)
         if isinstance(note, str):
             texts.append(note)

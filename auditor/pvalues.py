@@ -80,13 +80,16 @@ class PAgreement:
 
 def _hit_range(claimed: float, half_unit: float, resamples: int, convention: Convention) -> tuple[int, int] | None:
     """Integer hit counts whose estimate prints as ``claimed``; None when there are none."""
-    denominator = resamples + convention.offset
-    low_p, high_p = claimed - half_unit, claimed + half_unit
-    low = math.ceil(low_p * denominator / convention.scale - convention.offset - HITS_SLACK * max(1.0, claimed * denominator))
-    if high_p >= 1.0 and convention.scale > 1:
+    offset, scale = convention.offset, convention.scale
+    denominator = resamples + offset
+    slack = HITS_SLACK * max(1.0, claimed * denominator)
+    low = math.ceil((claimed - half_unit) * denominator / scale - offset - slack)
+    if claimed + half_unit >= 1.0 and scale > 1:
         high = resamples  # the estimate is capped at 1: every count above the cap prints as 1
     else:
-        high = math.floor(high_p * denominator / convention.scale - convention.offset + HITS_SLACK * max(1.0, claimed * denominator))
+        high = math.floor((claimed + half_unit) * denominator / scale - offset + slack)
+    if low > high:
+        return None  # most counts: no need to clip the range to [0, B] first, clipping only narrows it
     low, high = max(low, 0), min(high, resamples)
     return (low, high) if low <= high else None
 

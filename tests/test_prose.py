@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
+import string
+import sys
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor import prose
 from auditor.audit import audit_path
+from auditor.prose import claims, numbers, relative, resamples
+from auditor.prose.scanning import fold, matches_at
 from auditor.options import AuditOptions
 
 from conftest import FIXTURES, codes, seed_answer
@@ -690,3 +696,110 @@ def test_resample_counts_in_the_seeds_and_caps() -> None:
     assert prose.extract_resample_counts(text, max_chars=1000) == []
     assert prose.extract_resample_counts(text, max_chars=2000) == [10000]
     assert prose.extract_resample_counts(None) == []  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- scanning on folded text
+
+# Every pattern of the package that runs on fold(text) in place of the same pattern with re.IGNORECASE.
+_FOLDED_PATTERNS = [
+    claims._P_VALUE,
+    claims._FRACTION_TAIL,
+    claims._FRACTION_WINS,
+    claims._NAMED_TAIL,
+    claims._NAMED_WINS,
+    claims._WINS_OF,
+    claims._OF_TAIL,
+    claims._OF_WINS,
+    claims._DELTA,
+    claims._FROM_TO,
+    claims._THRESHOLD_WORDS,
+    claims._PARAMETER_WORDS,
+    claims._HYPERPARAMETER_WORDS,
+    numbers.SENTENCE_BREAK,
+    numbers.NARROW_BREAK,
+    relative._PERCENT,
+    relative._CHANGE_STEM,
+    relative._NOT_A_CHANGE_AFTER,
+    resamples._COUNT_BEFORE_NOUN,
+    resamples._HYPHENATED_SINGULAR,
+    *(pattern for _, pattern in resamples._RESAMPLE_COUNTS),
+    resamples._RESAMPLING_WORD,
+    resamples._BATCH_WORD,
+    resamples._EXACT_BEFORE,
+    resamples._EXACT_CLAUSE,
+]
+
+
+def test_fold_stands_for_ignorecase() -> None:
+    """Over every code point: fold keeps the length and every character class, and a folded character equals a
+    pattern's literal exactly when re.IGNORECASE equates the two."""
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    folded = fold(every)
+    assert len(folded) == len(every)
+    changed = [i for i, (a, b) in enumerate(zip(every, folded, strict=True)) if a != b]
+    for pattern in (re.compile(r"\w"), re.compile(r"\d"), re.compile(r"\s")):
+        assert [bool(pattern.match(every[i])) for i in changed] == [bool(pattern.match(folded[i])) for i in changed]
+    # The patterns' letters are small: a capital stands only beside its small letter in a class ("[eE]").
+    non_ascii = {ch for pattern in _FOLDED_PATTERNS for ch in pattern.pattern if not ch.isascii()}
+    for literal in sorted(set(string.ascii_lowercase) | non_ascii):
+        equated = [m.start() for m in re.finditer(re.escape(literal), every, re.IGNORECASE)]
+        assert equated == [m.start() for m in re.finditer(re.escape(literal), folded)], literal
+
+
+def _case_variants(text: str) -> list[str]:
+    return [text, text.upper(), text.title(), text.replace("s", "ſ").replace("i", "ı").replace("k", "\u212a")]
+
+
+_SAMPLES = [
+    "p=0.01475 and 7/8 wins; idea_wins = 3/8, won on 6 of 8 seeds, 5 out of 8 paired seeds won",
+    "delta_mean=-0.0087, mean paired difference of 1.5E-3 (target delta=0.02), paired diff 0.1",
+    "improved from 10.93 to 10.92 (lr from 0.001 to 0.006) if p < alpha; a 4.1% reduction in test MSE",
+    "n_resamples=20000, 5K permutations, 2M sign-flips, B=10000 (sign flips), resampled 500 times, "
+    "a 10,000-permutation test, all 256 sign flips, exhaustive enumeration, 1e4 Monte Carlo draws",
+    "MSE dropped 4.1 percent, about 3% lower loss, 87.5% of seeds, 4%-5%, not a batch; and yet while",
+]
+
+
+@pytest.mark.parametrize("text", [variant for sample in _SAMPLES for variant in _case_variants(sample)])
+def test_lower_case_patterns_match_folded_text_like_ignorecase(text: str) -> None:
+    folded = fold(text)
+    for pattern in _FOLDED_PATTERNS:
+        ignorecase = re.compile(pattern.pattern, re.IGNORECASE)
+        assert [m.span() for m in pattern.finditer(folded)] == [m.span() for m in ignorecase.finditer(text)]
+
+
+# Claims, their words alone, and what sits around them.
+_PIECES = [
+    *("7/8 wins", "7 / 8 seeds won", "7 of 8 wins", "7 out of 8 paired seeds won", "wins 7 of 8", "won on 7/8"),
+    *("idea_wins=7/8", "idea wins: 7", "WINS = 7", "delta_mean=0.5", "mean paired difference of 0.5", "paired diff 0.5"),
+    *("mean_delta -1", "target delta_mean=1", "7", "/", "of", "win", "won", "idea", "delta", "diff", "mean", "paired"),
+    *(" ", "  ", "_", "=", ":", "x", "0.5", "%", "-", ". "),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=20).map("".join))
+def test_words_put_every_win_and_delta_claim(text: str) -> None:
+    """Trying each spelling only where a word it holds puts it finds what searching all of the text finds."""
+    spellings = (claims._FRACTION_WINS, claims._NAMED_WINS, claims._WINS_OF, claims._OF_WINS)
+    matches = [m for p in spellings for m in re.compile(p.pattern, re.IGNORECASE).finditer(text)]
+    expected, end = [], 0
+    for m in sorted(matches, key=lambda m: (m.start(), -m.end())):
+        if m.start() >= end:  # not inside a longer match of the same words
+            expected.append((m.group(0), int(m["w"]), int(m["n"]) if m["n"] else None))
+            end = m.end()
+    assert [(w.text, w.wins, w.total) for w in prose.extract_wins(text)] == expected
+
+    def before(m: re.Match[str]) -> str:
+        return fold(text)[max(0, m.start() - 30) : m.start()]
+
+    deltas = re.compile(claims._DELTA.pattern, re.IGNORECASE).finditer(text)
+    quoted = [m for m in deltas if claims._number(m, text) and not claims._PARAMETER_WORDS.search(before(m))]
+    assert [d.span for d in prose.extract_deltas(text)] == [m.span() for m in quoted]
+
+
+def test_matches_at_is_finditer_at_the_given_starts() -> None:
+    pattern = re.compile(r"ab+|b")
+    text = "abbb b ab"
+    found = matches_at(pattern, text, [0, 1, 2, 5, 7, 8])
+    assert [m.span() for m in found] == [m.span() for m in pattern.finditer(text)]

@@ -20,7 +20,8 @@ kinds of claim in a string:
   something else (clip fraction, tail, MDE, confidence, time, ...).
 
 :func:`extract_resample_counts` reads the number of Monte-Carlo resamples an
-answer states ("10,000 sign flips", "n_resamples=20000", "5k permutations").
+answer states ("10,000 sign flips", "n_resamples=20000", "5k permutations");
+:func:`stated_resample_counts` those of several texts.
 
 A number written with k decimals is consistent with every value that rounds
 to it (statcheck's rule): ``|x - v| <= 0.5 * 10**-k``.  Every regex is linear
@@ -29,7 +30,8 @@ in the input (no nested unbounded quantifiers) and the scanned text is capped.
 The package: :mod:`.numbers` (numbers as written, clauses), :mod:`.claims`
 (p-values, wins, deltas, from-to; :func:`extract_claims`), :mod:`.relative`
 and :mod:`.words` (relative changes and their vocabulary), :mod:`.resamples`
-(stated resample counts).
+(stated resample counts), :mod:`.scanning` (case-insensitive search on folded
+text, and matching only where a word puts a claim).
 """
 
 from .claims import (
@@ -55,6 +57,7 @@ from .resamples import (
     MAX_RESAMPLES,
     MIN_RESAMPLES,
     extract_resample_counts,
+    stated_resample_counts,
 )
 
 __all__ = [
@@ -78,4 +81,5 @@ __all__ = [
     "extract_resample_counts",
     "extract_wins",
     "parse_number",
+    "stated_resample_counts",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Long numbers ("-0.008685469627380371") are float reprs: their last digits
 # are noise, so they also match within this relative tolerance.
@@ -21,19 +21,22 @@ NUM = r"[-−+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-−+]?\d+|\s?[×x]\s?10\^?[-−+
 _MANTISSA_EXPONENT = re.compile(
     r"([-−+]?(?:\d+(?:\.(\d+))?|\.(\d+)))(?:[eE]([-−+]?\d+)|\s?[×x]\s?10\^?([-−+]?\d+))?"
 )
+_SIGNS = ("-", "−", "+")
 
 # A clause ends at these marks; "." only when followed by space (not a decimal point).
 CLAUSE_BREAK = re.compile(r"[,;:()\[\]\n]|\.\s")
+# A text up to the end of its last clause break: found from the end, so in the
+# time of the words after it.
+_THROUGH_LAST_BREAK = re.compile(rf".*(?:{CLAUSE_BREAK.pattern})", re.DOTALL)
 CLAUSE_WINDOW = 100
 _CONJUNCTION = r"\b(?:and|but|while|whilst|whereas|although|though|yet)\b"
 # The wide context of a claim ends at a sentence or a conjunction; the narrow
-# one also at a comma, colon or bracket.
-SENTENCE_BREAK = re.compile(rf"[;\n]|\.\s|{_CONJUNCTION}", re.IGNORECASE)
-NARROW_BREAK = re.compile(rf"[,;:()\[\]\n]|\.\s|{_CONJUNCTION}", re.IGNORECASE)
+# one also at a comma, colon or bracket.  Both are searched on folded text (.scanning).
+SENTENCE_BREAK = re.compile(rf"[;\n]|\.\s|{_CONJUNCTION}")
+NARROW_BREAK = re.compile(rf"[,;:()\[\]\n]|\.\s|{_CONJUNCTION}")
 
 
-@dataclass(frozen=True)
-class Reported:
+class Reported(NamedTuple):
     """A number as written in prose, with the rounding its digits imply."""
 
     text: str
@@ -54,19 +57,28 @@ class Reported:
 
 def parse_number(text: str) -> Reported | None:
     """``"1.5e-3"`` -> Reported(0.0015, half_unit=5e-5); None when ``text`` is not a number."""
-    m = _MANTISSA_EXPONENT.fullmatch(text.strip())
+    text = text.strip()
+    # Plain decimals ("0.01475", "-3", ".05"), nearly every number prose quotes,
+    # are read without the pattern: what it would find, with no exponent.
+    body = text[1:] if text[:1] in _SIGNS else text
+    whole, point, fraction = body.partition(".")
+    if (whole.isdecimal() or (point and not whole)) and (fraction.isdecimal() or not point):
+        value = float(text.replace("−", "-"))
+        return Reported(text, value, 0.5 * 10.0 ** -len(fraction)) if math.isfinite(value) else None
+    m = _MANTISSA_EXPONENT.fullmatch(text)
     if m is None:
         return None
     mantissa, decimals_a, decimals_b, exp_e, exp_times = m.groups()
     decimals = len(decimals_a or decimals_b or "")
-    exponent = int((exp_e or exp_times or "0").replace("−", "-"))
+    written_exponent = exp_e or exp_times
+    exponent = int(written_exponent.replace("−", "-")) if written_exponent else 0
     try:
         value = float(mantissa.replace("−", "-")) * 10.0**exponent
     except OverflowError:
         return None
     if not math.isfinite(value):
         return None
-    return Reported(text.strip(), value, 0.5 * 10.0 ** (exponent - decimals))
+    return Reported(text, value, 0.5 * 10.0 ** (exponent - decimals))
 
 
 def capped(text: str, max_chars: int | None) -> str:
@@ -76,13 +88,15 @@ def capped(text: str, max_chars: int | None) -> str:
 def clause_before(text: str, start: int) -> str:
     """The words before ``start`` back to the previous clause break."""
     window = text[max(0, start - CLAUSE_WINDOW) : start]
-    pieces = CLAUSE_BREAK.split(window)
-    return pieces[-1]
+    through_break = _THROUGH_LAST_BREAK.match(window)
+    return window[through_break.end() :] if through_break else window
 
 
 def clause_after(text: str, end: int) -> str:
+    """The words after ``end`` up to the next clause break."""
     window = text[end : end + CLAUSE_WINDOW // 2]
-    return CLAUSE_BREAK.split(window)[0]
+    next_break = CLAUSE_BREAK.search(window)
+    return window[: next_break.start()] if next_break else window
 
 
 def followed_by_percent(text: str, end: int) -> bool:

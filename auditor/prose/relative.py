@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .numbers import (
     CLAUSE_WINDOW,
@@ -22,6 +22,7 @@ from .numbers import (
     last_break,
     parse_number,
 )
+from .scanning import fold
 from .words import (
     APPROXIMATE,
     ARTICLES,
@@ -46,22 +47,23 @@ from .words import (
     words,
 )
 
+# The patterns are in lower case and run on fold(text) (see .scanning).
 # A percentage: "4.1%", "4.1 %", "0.08 percent" (not "percentage points").  The
 # look-behind keeps a match from starting inside a number or a word, so each
 # run of digits is tried once.
-_PERCENT = re.compile(rf"(?<![\w.^])(?P<num>{NUM})\s?(?:%|percent\b)", re.IGNORECASE)
+_PERCENT = re.compile(rf"(?<![\w.^])(?P<num>{NUM})\s?(?:%|percent\b)")
 # Cheap pre-filter: a change word somewhere near the percentage.
 _CHANGE_STEM = re.compile(
     r"reduc|decreas|declin|drop|fell|fall|lower|smaller|shr[au]nk|\bcuts?\b|increas|\bris[ei]|\brose\b|higher"
-    r"|gr[eo]wn?\b|grows|larger|greater|improv|better|gain|wors|degrad|hurt|deteriorat",
-    re.IGNORECASE,
+    r"|gr[eo]wn?\b|grows|larger|greater|improv|better|gain|wors|degrad|hurt|deteriorat"
 )
+# What after a percentage makes it no change: "87.5% of seeds", "4%-5%".
+_NOT_A_CHANGE_AFTER = re.compile(r"\s*(?:of\b|[-–—/]\s*\d)")
 _RELATIVE_AFTER_WINDOW = 60
 # At most this many percentages next to a change word are examined per text.
 MAX_RELATIVE_CHANGES = 256
 
-@dataclass(frozen=True)
-class RelativeChangeClaim:
+class RelativeChangeClaim(NamedTuple):
     """``a 4.1% reduction in test MSE``: a relative change of the metric and its direction.
 
     ``reported`` is the percentage as written (its sign kept); ``direction`` is
@@ -93,10 +95,12 @@ class RelativeChangeClaim:
         return "lower" if lower else "higher"
 
 
-def _relative_change_at(text: str, m: re.Match[str], context_words: list[str]) -> RelativeChangeClaim | None:
-    """The relative-change claim around the percentage ``m``, or None when it is not one."""
+def _relative_change_at(
+    text: str, folded: str, m: re.Match[str], context_words: list[str]
+) -> RelativeChangeClaim | None:
+    """The relative-change claim around the percentage ``m`` (a match in ``folded``), or None when it is not one."""
     num_start, pct_end = m.start("num"), m.end()
-    reported = parse_number(m.group("num"))
+    reported = parse_number(text[num_start : m.end("num")])
     if reported is None:
         return None
     window_start = max(0, num_start - CLAUSE_WINDOW)
@@ -107,12 +111,12 @@ def _relative_change_at(text: str, m: re.Match[str], context_words: list[str]) -
     previous = text[max(0, num_start - 3) : num_start].rstrip()
     if previous and previous[-1] in "=:/^*×<>≤≥±":
         return None  # "mde_rel_pct=0.043%", "p<5%"
-    if re.match(r"\s*(?:of\b|[-–—/]\s*\d)", text[pct_end : pct_end + 8], re.IGNORECASE):
+    if _NOT_A_CHANGE_AFTER.match(folded[pct_end : pct_end + 8]):
         return None  # "87.5% of seeds", "4%-5%"
 
-    narrow_start = last_break(NARROW_BREAK, text, window_start, num_start)
-    wide_start = last_break(SENTENCE_BREAK, text, window_start, num_start)
-    narrow_end = first_break(NARROW_BREAK, text, pct_end, window_end)
+    narrow_start = last_break(NARROW_BREAK, folded, window_start, num_start)
+    wide_start = last_break(SENTENCE_BREAK, folded, window_start, num_start)
+    narrow_end = first_break(NARROW_BREAK, folded, pct_end, window_end)
     before = words(text, narrow_start, num_start)
     after = words(text, pct_end, narrow_end)
 
@@ -204,21 +208,26 @@ def extract_relative_changes(text: str, max_chars: int | None = None, context: s
     claim, like the same word in the clause would.
     """
     text = capped(text, max_chars)
-    context_words = [w for w, _, _ in words(context[:CLAUSE_WINDOW], 0, min(len(context), CLAUSE_WINDOW))]
-    if _PERCENT.search(text) is None:
+    return relative_changes(text, fold(text), context)
+
+
+def relative_changes(text: str, folded: str, context: str) -> list[RelativeChangeClaim]:
+    """:func:`extract_relative_changes` of ``text``, whose fold is ``folded``."""
+    if "%" not in text and "percent" not in folded:
         return []  # most prose quotes no percentage: the change-word pass below is the costly one
+    context_words = [w for w, _, _ in words(context[:CLAUSE_WINDOW], 0, min(len(context), CLAUSE_WINDOW))]
     # One pass finds the change words; a percentage with none near it is not looked at.
-    stems = [m.start() for m in _CHANGE_STEM.finditer(text)]
+    stems = [m.start() for m in _CHANGE_STEM.finditer(folded)]
     out: list[RelativeChangeClaim] = []
     examined = 0
-    for m in _PERCENT.finditer(text):
+    for m in _PERCENT.finditer(folded):
         i = bisect.bisect_left(stems, m.start() - CLAUSE_WINDOW)
         if i == len(stems) or stems[i] >= m.end() + _RELATIVE_AFTER_WINDOW:
             continue
         examined += 1
         if examined > MAX_RELATIVE_CHANGES:
             break  # bounded work on hostile text; honest prose quotes a handful
-        claim = _relative_change_at(text, m, context_words)
+        claim = _relative_change_at(text, folded, m, context_words)
         if claim is not None:
             out.append(claim)
     return out

@@ -63,18 +63,19 @@ def V405(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-_TARGET_WORDS = ("target", "expected", "predicted")
-_OBSERVED_WORDS = ("observed", "measured", "actual")
+# Each word that marks a key, as the prefix and the suffix it is written as.
+_TARGET_WORDS = tuple((f"{word}_", f"_{word}") for word in ("target", "expected", "predicted"))
+_OBSERVED_WORDS = tuple((f"{word}_", f"_{word}") for word in ("observed", "measured", "actual"))
 
 
-def _stem(key: str, words: tuple[str, ...]) -> str | None:
+def _stem(key: str, words: tuple[tuple[str, str], ...]) -> str | None:
     """``target_delta`` -> ``delta``; ``tail_observed`` -> ``tail``; None when no word marks the key."""
     k = key.lower()
-    for word in words:
-        if k.startswith(word + "_") and len(k) > len(word) + 1:
-            return k[len(word) + 1 :]
-        if k.endswith("_" + word) and len(k) > len(word) + 1:
-            return k[: -len(word) - 1]
+    for prefix, suffix in words:
+        if k.startswith(prefix) and len(k) > len(prefix):
+            return k[len(prefix) :]
+        if k.endswith(suffix) and len(k) > len(suffix):
+            return k[: -len(suffix)]
     return None
 
 

@@ -24,23 +24,29 @@ MAX_METRICS_DEPTH = 8
 PER_VALUE_CHARS = 64
 
 
-def _prose_fields(ctx: AuditContext) -> Iterator[tuple[str, str]]:
-    """(pointer, text) of the answer's verdict sentence and every string under ``metrics``.
+# The keys from the answer down to a value: ("metrics", "paired_comparison").
+_KeyPath = tuple[str | int, ...]
 
-    At most ``max_prose_chars // PER_VALUE_CHARS`` values under ``metrics`` are visited.
+
+def _prose_fields(ctx: AuditContext) -> Iterator[tuple[_KeyPath, str]]:
+    """(path, text) of the answer's verdict sentence and every string under ``metrics``.
+
+    The path is ``("verdict",)`` or ``("metrics", key, ...)``.  At most
+    ``max_prose_chars // PER_VALUE_CHARS`` values under ``metrics`` are visited.
     """
     a = ctx.answer
     if a is None:
         return
     if isinstance(a.verdict, str):
-        yield join_pointer("", "verdict"), a.verdict
+        yield ("verdict",), a.verdict
     if a.metrics is not None:
-        yield from _strings_under(a.metrics, join_pointer("", "metrics"), ctx.options.max_prose_chars // PER_VALUE_CHARS)
+        yield from _strings_under(a.metrics, ("metrics",), ctx.options.max_prose_chars // PER_VALUE_CHARS)
 
 
-def _strings_under(value: Any, pointer: str, max_visits: int) -> Iterator[tuple[str, str]]:
-    """Strings in ``value`` in document order, depth-first, visiting at most ``max_visits`` values."""
-    stack: list[tuple[Any, str, int]] = [(value, pointer, 0)]
+def _strings_under(value: Any, path: _KeyPath, max_visits: int) -> Iterator[tuple[_KeyPath, str]]:
+    """(path, string) of the strings in ``value`` (at ``path``) in document order, depth-first, visiting at most
+    ``max_visits`` values."""
+    stack: list[tuple[Any, _KeyPath, int]] = [(value, path, 0)]
     visits = 0
     while stack and visits < max_visits:
         item, where, depth = stack.pop()
@@ -51,20 +57,22 @@ def _strings_under(value: Any, pointer: str, max_visits: int) -> Iterator[tuple[
             continue
         elif isinstance(item, (dict, list)):
             entries = item.items() if isinstance(item, dict) else enumerate(item)
-            children = [(v, join_pointer(where, k), depth + 1) for k, v in islice(entries, max_visits - visits)]
+            children = [(v, (*where, k), depth + 1) for k, v in islice(entries, max_visits - visits)]
             stack.extend(reversed(children))
 
 
-def _metrics_key(pointer: str) -> str:
-    """The keys below ``/metrics`` in ``pointer``, as words ("/metrics/clip_fraction" -> "clip_fraction")."""
-    prefix = join_pointer("", "metrics")
-    if not pointer.startswith(prefix + "/"):
+def _metrics_key(path: _KeyPath) -> str:
+    """The keys below ``metrics`` on ``path``, as words (("metrics", "clip_fraction") -> "clip_fraction")."""
+    if path[0] != "metrics":
         return ""
-    return " ".join(pointer[len(prefix) + 1 :].replace("~1", "/").replace("~0", "~").split("/"))
+    return " ".join(map(str, path[1:])).replace("/", " ")
 
 
 def _matches_any(reported: Reported, *values: float | None) -> bool:
-    return any(v is not None and reported.consistent_with(v) for v in values)
+    for value in values:
+        if value is not None and reported.consistent_with(value):
+            return True
+    return False
 
 
 def _finite(values: list[float]) -> list[float]:
@@ -224,13 +232,13 @@ def V406(ctx: AuditContext) -> Iterator[Finding]:
     report first and quote the corrected value.
     """
     budget = ctx.options.max_prose_chars
-    for pointer, text in _prose_fields(ctx):
+    for path, text in _prose_fields(ctx):
         if budget <= 0:
             return
-        for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(pointer)):
+        for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(path)):
             yield V406.finding(
                 f"{message}; make the prose quote the report",
-                pointer=pointer,
+                pointer=join_pointer("", *path),
                 claimed=quoted,
                 recomputed=value,
             )
