@@ -213,16 +213,15 @@ class NonFinite:
 # when its exponent has two digits) or an exponent of 100 or more.  Only such
 # chunks pay for the number hooks, which cost a Python call per number.  Both
 # are looked for in a copy of the chunk's UTF-8 bytes where every (ASCII) digit
-# is "0", "e" and "E" are "e", "+" stays and everything else is a blank: a few
-# C-level passes instead of a regex tried at every character.  The copy also
-# finds exponents of zeros ("e000"), which only send a chunk to the hooks,
-# whose values are the same.
+# is "0", "e", "E" and "+" are "e" and everything else is a blank: a few C-level
+# passes instead of a regex tried at every character ("e+100" reads "ee000").
+# The copy also finds exponents of zeros ("e000") and a "+" before three digits
+# in prose ("+100"), which only send a chunk to the hooks, whose values are the same.
 _DIGITS_AND_EXPONENTS = bytes(
-    ord("0") if chr(i).isascii() and chr(i).isdigit() else ord("e") if chr(i) in "eE" else ord("+") if chr(i) == "+" else 32
-    for i in range(256)
+    ord("0") if chr(i).isascii() and chr(i).isdigit() else ord("e") if chr(i) in "eE+" else 32 for i in range(256)
 )
 _LONG_DIGIT_RUN = b"0" * 200
-_LARGE_EXPONENTS = (b"e000", b"e+000")
+_LARGE_EXPONENT = b"e000"
 # A surrogate escape (\ud800): strings that may hold code points no UTF-8
 # output can write.  (Raw lone surrogates never reach the decoder: a str input
 # holding one is refused as P105.)
@@ -235,30 +234,37 @@ class StrictDecoder:
 
     NaN/Infinity, ``1e999`` and integers that overflow a double become
     :class:`NonFinite` (``created`` counts them, so that documents without any
-    are not walked); lone surrogates in strings become U+FFFD.  Chunks without
-    suspicious numbers are decoded by the C fast path.
+    are not walked); lone surrogates in strings become U+FFFD.  Values without
+    suspicious numbers are decoded by the C fast path alone.
     """
 
     def __init__(self) -> None:
         self.created = 0
         self._fast = json.JSONDecoder(parse_constant=self._parse_constant)
-        self._slow = json.JSONDecoder(
-            parse_float=self._parse_float, parse_int=self._parse_int, parse_constant=self._parse_constant
-        )
+        self._slow: json.JSONDecoder | None = None  # built on first need: most texts never need it
 
-    def raw_decode(self, chunk: str) -> tuple[Any, int]:
-        if not _may_overflow(chunk):
-            try:
-                value, end = self._fast.raw_decode(chunk)
-            except json.JSONDecodeError:
-                raise
-            except ValueError:  # an integer beyond int()'s digit limit: decode it slowly
-                value, end = self._slow.raw_decode(chunk)
+    def raw_decode(self, text: str, start: int = 0) -> tuple[Any, int]:
+        """The value that starts at ``start`` in ``text``, and the offset just past it."""
+        try:
+            value, end = self._fast.raw_decode(text, start)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # an integer beyond int()'s digit limit: decode it slowly
+            value, end = self._slow_decoder().raw_decode(text, start)
         else:
-            value, end = self._slow.raw_decode(chunk)
-        if "\\u" in chunk and _SURROGATE_ESCAPE.search(chunk, 0, end) is not None:
+            # The fast path turned any overflowing number into inf or a huge int: decode again, slowly.
+            if _may_overflow(text[start:end]):
+                value, end = self._slow_decoder().raw_decode(text, start)
+        if text.find("\\", start, end) >= 0 and _SURROGATE_ESCAPE.search(text, start, end) is not None:
             value = replace_lone_surrogates(value)
         return value, end
+
+    def _slow_decoder(self) -> json.JSONDecoder:
+        if self._slow is None:
+            self._slow = json.JSONDecoder(
+                parse_float=self._parse_float, parse_int=self._parse_int, parse_constant=self._parse_constant
+            )
+        return self._slow
 
     def _non_finite(self, literal: str, description: str) -> NonFinite:
         self.created += 1
@@ -292,7 +298,7 @@ class StrictDecoder:
 def _may_overflow(chunk: str) -> bool:
     """``chunk`` may hold a number the fast decoder turns into inf or refuses (see _LONG_DIGIT_RUN)."""
     shape = chunk.encode("utf-8", "surrogatepass").translate(_DIGITS_AND_EXPONENTS)
-    return _LONG_DIGIT_RUN in shape or any(exponent in shape for exponent in _LARGE_EXPONENTS)
+    return _LONG_DIGIT_RUN in shape or _LARGE_EXPONENT in shape
 
 
 def make_decoder() -> StrictDecoder:
@@ -387,6 +393,20 @@ class KeyIndex:
             position = len(self.text) + 1 if position < 0 else position
             self.next[key] = position
         return position + len(key) <= stop
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deep containers nest in ``value`` (itself the first level, as the scan counts), up to ``limit + 1``."""
+    depth, level = 0, [value]
+    while level and depth <= limit:
+        depth += 1
+        level = [
+            item
+            for container in level
+            for item in (container.values() if isinstance(container, dict) else container)
+            if isinstance(item, (dict, list))
+        ]
+    return depth
 
 
 # count_nodes stops here: larger values are compared by their length as JSON text.

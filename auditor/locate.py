@@ -16,18 +16,24 @@ object begins:
   :func:`auditor.jsonscan.line_column`); columns are 1-based and count
   characters (code points), not bytes.
 
-All the pointers of one transcript are placed in one pass over the answer's
-text: only the branches that lead to a requested pointer are followed key by
-key; every other value is jumped over bracket by bracket (numbers cost
-nothing), so an answer with 10,000 per-seed values costs a few jumps.
+All the pointers of one transcript are placed together.  Most answers hold
+no backslash and no bracket inside a string; then a few C-level passes over
+the text find every bracket and how deep it nests, and a requested key is
+found by searching for its quoted text, the brackets before it telling which
+object it is a member of (:class:`_Brackets`).  Other answers are walked once:
+only the branches that lead to a requested pointer are followed key by key;
+every other value is jumped over bracket by bracket (numbers cost nothing),
+so an answer with 10,000 per-seed values costs a few jumps.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from itertools import accumulate
 
 from .findings import Finding
 from .jsonscan import (
@@ -54,12 +60,16 @@ _SCALAR_RUN = re.compile(r'(?:[^,\[\]{}"]*+,)*+[ \t\r\n]*')
 _DELIMITER = re.compile(r"[ \t\r\n]*([,\]}])[ \t\r\n]*")
 
 
-@dataclass
 class _Node:
-    """One step of the requested pointers: a trie keyed by unescaped reference tokens."""
+    """One step of the requested pointers: a trie keyed by unescaped reference tokens.
 
-    pointer: str
-    children: dict[str, _Node] = field(default_factory=dict)
+    Nodes are told apart by identity: they key the offsets found for them.
+    """
+
+    __slots__ = ("children",)
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node] = {}
 
 
 class _Malformed(Exception):
@@ -72,36 +82,42 @@ def split_pointer(pointer: str) -> list[str] | None:
         return []
     if not pointer.startswith("/"):
         return None
-    return [token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/")]
+    tokens = pointer[1:].split("/")
+    if "~" not in pointer:
+        return tokens
+    return [token.replace("~1", "/").replace("~0", "~") for token in tokens]
 
 
-def _trie(pointers: Iterable[str]) -> _Node:
-    root = _Node("")
+def _trie(pointers: Iterable[str]) -> tuple[_Node, dict[str, list[_Node]]]:
+    """The trie of ``pointers``, and the nodes of each pointer from the root down."""
+    root = _Node()
+    paths = {}
     for pointer in pointers:
-        node = root
+        node, path = root, [root]
         for token in split_pointer(pointer) or []:
-            node = node.children.setdefault(token, _Node(f"{node.pointer}/{_escape(token)}"))
-    return root
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+            child = node.children.get(token)
+            if child is None:
+                child = node.children[token] = _Node()
+            node = child
+            path.append(node)
+        paths[pointer] = path
+    return root, paths
 
 
 class _Placer:
     """Walks the answer's text once, recording where the value of every trie node starts."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, found: dict[_Node, int]) -> None:
         self.text = text
-        self.found: dict[str, int] = {}
+        self.found = found
 
     def value(self, pos: int, node: _Node | None) -> int:
         """Place the value at ``pos`` (and, for ``node``, its requested descendants); return its end."""
         if node is None:
             return self.skip(pos)
-        if node.pointer in self.found:  # a duplicate key: this later value replaces the whole earlier one
+        if node in self.found:  # a duplicate key: this later value replaces the whole earlier one
             self.forget(node)
-        self.found[node.pointer] = pos
+        self.found[node] = pos
         char = self.text[pos : pos + 1]
         if node.children and char == "{":
             return self.object(pos, node)
@@ -113,7 +129,7 @@ class _Placer:
         pending = [node]
         while pending:
             current = pending.pop()
-            self.found.pop(current.pointer, None)
+            self.found.pop(current, None)
             pending.extend(current.children.values())
 
     def object(self, pos: int, node: _Node) -> int:
@@ -214,25 +230,128 @@ def value_offsets(text: str, start: int, pointers: Iterable[str]) -> dict[str, i
     existing parent; one that is not a pointer at all that of the answer.
     """
     wanted = list(pointers)
-    root = _trie(wanted)
-    placer = _Placer(text)
-    try:
-        placer.value(start, root)
-    except (_Malformed, ValueError, RecursionError):
-        pass  # keep what was placed; the rest falls back to a parent, at worst the answer's start
-    placer.found.setdefault("", start)
-    return {pointer: _nearest(placer.found, root, pointer) for pointer in wanted}
+    root, paths = _trie(wanted)
+    found = {root: start}
+    if root.children and not _place_by_brackets(text, start, wanted, root, found):
+        found = {}
+        try:
+            _Placer(text, found).value(start, root)
+        except (_Malformed, ValueError, RecursionError):
+            pass  # keep what was placed; the rest falls back to a parent, at worst the answer's start
+        found.setdefault(root, start)
+    return {pointer: _nearest(found, path) for pointer, path in paths.items()}
 
 
-def _nearest(found: dict[str, int], root: _Node, pointer: str) -> int:
-    """The offset of ``pointer``'s value, or of its deepest ancestor that the answer has."""
-    node, offset = root, found[""]
-    for token in split_pointer(pointer) or []:
-        node = node.children[token]
-        if node.pointer not in found:
+def _nearest(found: dict[_Node, int], path: list[_Node]) -> int:
+    """The offset of the value at the end of ``path``, or of its deepest ancestor that the answer has."""
+    offset = found[path[0]]
+    for node in path[1:]:
+        if node not in found:
             break
-        offset = found[node.pointer]
+        offset = found[node]
     return offset
+
+
+# --------------------------------------------------------------------------- placing by brackets
+
+# Bytes that matter to _Brackets.of: "{" and "[" open, "}" and "]" close, quotes delimit strings.
+_OPEN, _CLOSE, _QUOTE = b"(", b")", b'"'
+_AS_BRACKET_OR_QUOTE = bytes.maketrans(b"{[}]", b"(())")
+_NEITHER_BRACKET_NOR_QUOTE = bytes(set(range(256)) - set(b'{}[]"'))
+_DEPTH_STEP = {_OPEN[0]: 1, _CLOSE[0]: -1}
+# Brackets as the only line ends (bytes split lines at \r and \n alone), so that each line ends just past one.
+_BRACKETS_AS_LINE_ENDS = bytes.maketrans(b"{[}]\r\n", b"\n\n\n\n  ")
+# The colon after a key and the blanks around it.
+_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
+# A token of a pointer that cannot be found by searching for its quoted text: one that
+# needs an escape, or is empty or starts like what may follow a string ('"a", "b"' holds '", "').
+_UNFINDABLE_KEY = re.compile(r'/(?:$|[/ \t\r\n,:\]}])|["\\\x00-\x1f]')
+
+
+def _place_by_brackets(text: str, start: int, pointers: list[str], root: _Node, found: dict[_Node, int]) -> bool:
+    """Place the trie of ``pointers`` in ``found`` by :class:`_Brackets`; False (``found`` then
+    partial) when a key cannot be found by its text or the answer's strings may mislead."""
+    if any(map(_UNFINDABLE_KEY.search, pointers)):
+        return False
+    brackets = _Brackets.of(text, start)
+    if brackets is None:
+        return False
+    try:
+        brackets.members(text, 0, root, found)
+    except (_Malformed, ValueError, RecursionError):  # ValueError: an object never closed
+        return False
+    return True
+
+
+class _Brackets:
+    """Where each bracket of an answer is and how deeply it nests, when no string holds one.
+
+    With no backslash in the answer, every quote opens or closes a string, a
+    key needs no escape, and a key's quoted text occurs only where the key is
+    written (or a string equal to it).  With no bracket inside a string, every
+    bracket is one of the JSON text, so the brackets before an offset tell how
+    deep it is.  Both are checked in a few C-level passes.
+    """
+
+    __slots__ = ("depths", "ends")
+
+    def __init__(self, ends: list[int], depths: list[int]) -> None:
+        self.ends = ends  # the offset just past each bracket in the text, in order
+        self.depths = depths  # how many brackets are open just after each (the answer's "{" leaves 1)
+
+    @classmethod
+    def of(cls, text: str, start: int) -> _Brackets | None:
+        """The brackets from the answer at ``start`` on; None if a backslash or a bracket in a string may mislead."""
+        if not text.startswith("{", start) or text.find("\\", start) >= 0:
+            return None
+        # One byte per character, so that offsets stay those of the text.
+        data = text[start:].encode("ascii", "replace")
+        brackets_and_quotes = data.translate(_AS_BRACKET_OR_QUOTE, _NEITHER_BRACKET_NOR_QUOTE)
+        # Quotes pair up in order; a string that holds a bracket leaves its quotes apart.
+        brackets = brackets_and_quotes.replace(_QUOTE * 2, b"")
+        if _QUOTE in brackets:
+            return None
+        lines = data.translate(_BRACKETS_AS_LINE_ENDS).splitlines(keepends=True)
+        # (A last line without a bracket adds the text's end, which no bracket number reaches.)
+        ends = list(accumulate(map(len, lines), initial=start))[1:]
+        return cls(ends, list(accumulate(map(_DEPTH_STEP.__getitem__, brackets))))
+
+    def members(self, text: str, opener: int, node: _Node, found: dict[_Node, int]) -> None:
+        """Place the requested members of the object whose "{" is bracket number ``opener``.
+
+        A key's text is searched for; where it is deeper than the object's own
+        members, the search goes on after the value that holds it.  The last of
+        duplicate keys wins, as the walk decides.
+        """
+        ends, depths = self.ends, self.depths
+        inside = depths[opener]
+        closer = depths.index(inside - 1, opener)
+        first, end = ends[opener], ends[closer] - 1
+        for key, child in node.children.items():
+            quoted = f'"{key}"'
+            value = container = None
+            pos = first
+            while (at := text.find(quoted, pos, end)) >= 0:
+                pos = at + len(quoted)
+                following = bisect_right(ends, at, opener, closer)  # the first bracket after the key
+                if depths[following - 1] != inside:  # inside a member's value: go on after it
+                    pos = ends[depths.index(inside, following)]
+                    continue
+                colon = _COLON.match(text, pos)
+                if colon is None:
+                    continue  # a string value that reads like the key
+                value = colon.end()
+                container = following if ends[following] == value + 1 else None
+                if container is not None:  # no need to search the value itself
+                    pos = ends[depths.index(inside, container)]
+            if value is None:
+                continue
+            found[child] = value
+            if child.children and container is not None:
+                if text[value] == "{":
+                    self.members(text, container, child, found)
+                else:
+                    _Placer(text, found).array(value, child)
 
 
 def line_columns(text: str, offsets: Iterable[int]) -> dict[int, tuple[int, int]]:

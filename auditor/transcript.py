@@ -9,7 +9,8 @@ turns raw bytes into one decoded object plus parse findings (P101-P105):
 2. :func:`~auditor.jsonscan.scan_objects` -- one linear pass that pairs every ``{`` with its
    ``}`` and measures nesting depth, so that no candidate is ever handed to
    :mod:`json` deeper than ``max_depth`` (P102 instead of a RecursionError) and
-   no input makes the search quadratic.
+   no input makes the search quadratic.  The common transcript, one answer
+   object alone, skips this search (:func:`_sole_answer`).
 3. each JSON-looking span is decoded with hooks that turn NaN/Infinity, 1e999
    and integers too large for a double into null plus a P104 finding.
 4. the best candidate is chosen (answer > bare bench report > answer-like);
@@ -36,10 +37,12 @@ from .jsonscan import (
     KeyIndex,
     ObjectSpan,
     ScanLimitExceeded,
+    StrictDecoder,
     count_nodes,
     line_column,
     looks_like_json,
     make_decoder,
+    nesting_depth,
     replace_nonfinite,
     scan_objects,
 )
@@ -108,6 +111,7 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+_BOM_PREFIXES = tuple(bom for bom, _ in _BOMS)
 
 
 def decode_text(
@@ -138,7 +142,7 @@ def decode_text(
     nul = text.find("\x00")
     if nul >= 0:
         return None, P105.finding(f"the input is binary, not text: NUL character at offset {nul}")
-    if not text.strip():
+    if not text or text.isspace():
         what = "empty" if not text else "only whitespace"
         return None, P105.finding(f"the input is {what}: there is no answer to audit")
     return text, None
@@ -157,12 +161,15 @@ _MAGIC = (
     (b"\x7fELF", "an executable (ELF)"),
     (b"\x80\x04\x95", "a Python pickle"),
 )
+_MAGIC_PREFIXES = tuple(magic for magic, _ in _MAGIC)
 _OFFICE_PARTS = ((b"word/", "a Word document (.docx)"), (b"xl/", "an Excel workbook (.xlsx)"),
                  (b"ppt/", "a PowerPoint presentation (.pptx)"))
 
 
 def sniff_binary(data: bytes) -> str | None:
     """What kind of non-text file ``data`` starts like ("a PNG image"), or None."""
+    if not data.startswith(_MAGIC_PREFIXES):
+        return None  # one test for the common case, a text
     for magic, what in _MAGIC:
         if data.startswith(magic):
             if what == "a ZIP archive":  # Office Open XML documents are ZIP archives of named parts
@@ -178,10 +185,8 @@ def _decode_bytes(data: bytes, requested: str | None = None) -> tuple[str, Findi
         return "", P105.finding(
             f"the input is {kind}, not a text transcript: pass the agent's answer as text (.txt, .md or .json)")
     encoding, skip = requested or "utf-8", 0
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            encoding, skip = name, len(bom)
-            break
+    if data.startswith(_BOM_PREFIXES):
+        encoding, skip = next((name, len(bom)) for bom, name in _BOMS if data.startswith(bom))
     if encoding == "utf-8":
         nul = data.find(b"\x00")
         if nul >= 0:  # UTF-8 text never holds NUL; UTF-16 without a BOM is not supported
@@ -281,7 +286,7 @@ class Located:
 
 @dataclass
 class _Parsed:
-    span: ObjectSpan
+    start: int  # offset of the object's "{" in the text
     value: Any
     nonfinite: list[tuple[str, str, str]]  # (pointer, literal, description)
     score: int
@@ -310,11 +315,15 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
     text, problem = decode_text(data, max_bytes=max_bytes)
     if text is None:
         return Located(None, (problem,) if problem else (), frozenset())
-    try:
-        spans = scan_objects(text, max_events=MAX_SCAN_EVENTS)
-    except ScanLimitExceeded as exc:
-        return Located(None, (_too_complex(text, exc),), frozenset())
-    candidates, others, failed = _decode_spans(text, spans, max_depth)
+    sole = _sole_answer(text, max_depth)
+    if sole is not None:
+        candidates, others, failed = [sole], 0, []
+    else:
+        try:
+            spans = scan_objects(text, max_events=MAX_SCAN_EVENTS)
+        except ScanLimitExceeded as exc:
+            return Located(None, (_too_complex(text, exc),), frozenset())
+        candidates, others, failed = _decode_spans(text, spans, max_depth)
     best_score = max((c.score for c in candidates), default=NOT_A_CANDIDATE)
     # A failed span matters when nothing parsed, or when it looks like more
     # than the best thing that did (a truncated answer around a valid inner
@@ -336,7 +345,46 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
             )
         )
     pointers = frozenset(pointer for pointer, _, _ in chosen.nonfinite)
-    return Located(chosen.value, tuple(findings), pointers, text=text, start=chosen.span.start)
+    return Located(chosen.value, tuple(findings), pointers, text=text, start=chosen.start)
+
+
+def _sole_answer(text: str, max_depth: int) -> _Parsed | None:
+    """The answer of the common transcript, found without the general search; None when unsure.
+
+    Most transcripts are a header without brackets, one well-formed answer
+    object and prose without braces.  The general search would then find that
+    object as the only span outside it, decode it alone and choose it, so
+    decoding it straight from the text gives the same result at a fraction of
+    the cost.  Anything else -- a bracket before it, a brace after it, a value
+    that does not decode, nests deeper than ``max_depth`` or is no candidate,
+    a text too large for an uncounted scan -- is left to the general search.
+    """
+    start = text.find("{")
+    if start < 0 or len(text) > MAX_SCAN_EVENTS or text.find("[", 0, start) >= 0:
+        return None  # (a "[" opens a bracket in which the scan reads quotes: it may hide the "{")
+    if not looks_like_json(text, start):
+        return None
+    decoder = make_decoder()
+    try:
+        value, end = decoder.raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None
+    if text.find("{", end) >= 0:
+        return None
+    brackets = text.count("{", start, end) + text.count("[", start, end)  # (strings' too: at least its depth)
+    if brackets > max_depth and nesting_depth(value, max_depth) > max_depth:
+        return None
+    score = candidate_score(value)
+    if score == NOT_A_CANDIDATE:
+        return None
+    return _Parsed(start, value, _replace_nonfinite(decoder, 0, value), score)
+
+
+def _replace_nonfinite(decoder: StrictDecoder, created_before: int, value: Any) -> list[tuple[str, str, str]]:
+    """(pointer, literal, description) of the non-finite numbers decoded into ``value``, now None."""
+    if decoder.created == created_before:
+        return []  # nothing to walk
+    return [(pointer, d.literal, d.description) for pointer, d in replace_nonfinite(value)]
 
 
 def _decode_spans(text: str, spans: list[ObjectSpan], max_depth: int) -> tuple[list[_Parsed], int, list[_Failed]]:
@@ -393,10 +441,7 @@ def _decode_spans(text: str, spans: list[ObjectSpan], max_depth: int) -> tuple[l
         if score == NOT_A_CANDIDATE:
             others += 1
             continue
-        nonfinite = []
-        if decoder.created != before:
-            nonfinite = [(p, d.literal, d.description) for p, d in replace_nonfinite(value)]
-        candidates.append(_Parsed(span, value, nonfinite, score))
+        candidates.append(_Parsed(span.start, value, _replace_nonfinite(decoder, before, value), score))
     return candidates, others, failed
 
 
@@ -454,13 +499,13 @@ def _choose(text: str, top: list[_Parsed]) -> tuple[_Parsed, Finding | None]:
         key = json.dumps(candidate.value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         distinct.pop(key, None)  # keep the later copy, in text order
         distinct[key] = candidate
-    ranked = sorted(distinct.items(), key=lambda item: item[1].span.start)
-    chosen = max(ranked, key=lambda item: (count_nodes(item[1].value), len(item[0]), item[1].span.start))[1]
+    ranked = sorted(distinct.items(), key=lambda item: item[1].start)
+    chosen = max(ranked, key=lambda item: (count_nodes(item[1].value), len(item[0]), item[1].start))[1]
     if len(ranked) < 2:
         return chosen, None
-    lines = [line_column(text, c.span.start)[0] for _, c in ranked[:10]]
+    lines = [line_column(text, c.start)[0] for _, c in ranked[:10]]
     shown = ", ".join(map(str, lines)) + (", ..." if len(ranked) > 10 else "")
-    chosen_line = line_column(text, chosen.span.start)[0]
+    chosen_line = line_column(text, chosen.start)[0]
     return chosen, P103.finding(
         f"found {len(ranked)} different candidate answer objects (starting at lines {shown}); "
         f"audited the most complete one, which starts at line {chosen_line}",

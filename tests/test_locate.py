@@ -247,3 +247,44 @@ def test_answer_start_finds_the_chosen_copy(copies) -> None:
     body = json.dumps(DOCUMENT, indent=2)
     text = HEADER + "\n\n".join([body] * copies) + "\nprose {x}"
     assert locate(text, **LIMITS).start == text.rindex(body)
+
+
+# --------------------------------------------------------------------------- placing by brackets
+
+TRAILERS = st.sampled_from(["", "\n```\n", "\nHope this helps.\n", '\nA "quote" and [1].\n', "\nback\\slash\n"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(document=DOCUMENTS, layout=LAYOUTS, header=HEADERS, trailer=TRAILERS, crlf=st.booleans())
+def test_placing_by_brackets_agrees_with_the_walk(document, layout, header, trailer, crlf) -> None:
+    """The bracket shortcut (taken when no string holds a backslash or a bracket) places what the walk does."""
+    from unittest import mock
+
+    from auditor import locate as placing
+
+    text = header + json.dumps(document, **layout) + trailer
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    start = len(header.replace("\n", "\r\n") if crlf else header)
+    pointers = [pointer for pointer, _ in every_pointer(document)]
+    pointers += [pointer + "/missing" for pointer in pointers[:3]] + ["/0", "/a/1", "not a pointer"]
+    with mock.patch.object(placing._Brackets, "of", return_value=None):
+        walked = placing.value_offsets(text, start, pointers)
+    assert placing.value_offsets(text, start, pointers) == walked
+
+
+def test_a_key_in_a_nested_value_or_a_string_value_is_not_the_member() -> None:
+    from auditor.locate import _Brackets
+
+    text = '{"x": {"lr": 1}, "y": "lr", "z": ["lr", {"lr": 0}], "lr": 2, "w": {"lr": 3}}'
+    assert _Brackets.of(text, 0) is not None  # placed by brackets
+    assert value_at(text, *place(text, ["/lr"])["/lr"]) == 2
+    assert value_at(text, *place(text, ["/z/1/lr", "/w/lr"])["/z/1/lr"]) == 0
+
+
+def test_strings_with_brackets_or_backslashes_are_placed_by_the_walk() -> None:
+    from auditor.locate import _Brackets
+
+    for text in ['{"note": "lr in [1, 2]", "lr": 2}', '{"note": "say \\"lr\\": 1", "lr": 2}', '{"l\\u0072": 2}']:
+        assert _Brackets.of(text, 0) is None
+        assert value_at(text, *place(text, ["/lr"])["/lr"]) == 2

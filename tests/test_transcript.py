@@ -417,3 +417,47 @@ def test_the_fast_scan_finds_what_the_counted_scan_finds(text):
         return [(s.start, s.end, s.depth) for s in spans]
 
     assert shape(_scan_uncounted(text)) == shape(_scan_counted(text, len(text) + 1))
+
+
+# --------------------------------------------------------------------------- the sole-answer shortcut
+
+EXTRA = "@@extra@@"  # a value swapped for an unusual literal after dumping
+
+
+@st.composite
+def transcripts_with_an_answer(draw):
+    """A header, one answer object (sometimes with an odd literal) and a trailer, any of them unusual."""
+    header = draw(st.sampled_from(
+        ["", HEADER, "Answer:\n```json\n", "A [draft] answer:\n", "Note {x}:\n", 'The 5" screen:\n', "]} stray ''\n"]))
+    document = draw(st.sampled_from(
+        [seed_answer(), seed_answer("001"), {"verdict": "x"}, {"unrelated": 1}, seed_answer()["bench_report"]]))
+    document["extra"] = EXTRA
+    body = json.dumps(document, indent=draw(st.sampled_from([None, 1, "\t"])), ensure_ascii=draw(st.booleans()))
+    literal = draw(st.sampled_from(
+        ['"x"', "NaN", "-Infinity", "1e999", "1E+400", "9" * 400, '"\\ud800"', "[" * 70 + "1" + "]" * 70, "[[[1]]]"]))
+    body = body.replace(json.dumps(EXTRA), literal)
+    trailer = draw(st.sampled_from(
+        ["", "\n```\n", "\nHope this helps.\n", "\nSee {this}.\n", "\n[1] ref\n", '\n{"verdict": "y"}\n', "\n" + body]))
+    return header + body + trailer
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(transcripts_with_an_answer())
+def test_the_sole_answer_shortcut_agrees_with_the_general_search(text):
+    """Whenever _sole_answer answers, the general search finds that one candidate and nothing else."""
+    from auditor.transcript import _decode_spans, _sole_answer
+
+    sole = _sole_answer(text, LIMITS["max_depth"])
+    if sole is None:
+        return
+    candidates, others, failed = _decode_spans(text, scan_objects(text), LIMITS["max_depth"])
+    assert (others, failed) == (0, [])
+    assert [(c.start, c.score, c.nonfinite) for c in candidates] == [(sole.start, sole.score, sole.nonfinite)]
+    assert repr(candidates[0].value) == repr(sole.value)
+
+
+@pytest.mark.parametrize("text", [SEED_TEXT, CLEAN_VARIANTS["fenced"], CLEAN_VARIANTS["indented"], BODY])
+def test_an_ordinary_transcript_takes_the_shortcut(text):
+    from auditor.transcript import _sole_answer
+
+    assert _sole_answer(text, LIMITS["max_depth"]) is not None
