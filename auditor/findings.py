@@ -95,12 +95,12 @@ def _jsonable(value: Any) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
-    if hasattr(value, "tolist"):  # numpy scalar or array
-        return _jsonable(value.tolist())
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
+    if hasattr(value, "tolist"):  # numpy scalar or array
+        return _jsonable(value.tolist())
     return str(value)
 
 
@@ -131,6 +131,17 @@ class Finding:
     def __post_init__(self) -> None:
         object.__setattr__(self, "claimed", _jsonable(self.claimed))
         object.__setattr__(self, "recomputed", _jsonable(self.recomputed))
+
+    def at(self, line: int | None, column: int | None) -> "Finding":
+        """This finding placed at ``line``:``column``.
+
+        Its values are JSON-safe already, so the copy skips ``__post_init__``
+        (``dataclasses.replace`` would convert them again: every finding of a
+        batch is placed once).
+        """
+        placed = object.__new__(Finding)
+        placed.__dict__.update(self.__dict__, line=line, column=column)
+        return placed
 
     def to_dict(self) -> dict[str, Any]:
         return {

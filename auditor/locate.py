@@ -32,7 +32,6 @@ import json
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import replace
 from itertools import accumulate
 
 from .findings import Finding
@@ -386,4 +385,4 @@ def with_locations(findings: Iterable[Finding], text: str | None, start: int | N
     """``findings`` with the line and column of their pointers in ``text`` (one pass for all)."""
     findings = list(findings)
     places = pointer_locations(text, start, {f.pointer for f in findings})
-    return [replace(f, line=places[f.pointer][0], column=places[f.pointer][1]) for f in findings]
+    return [f.at(*places[f.pointer]) for f in findings]
