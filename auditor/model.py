@@ -120,12 +120,17 @@ class Answer(_Model):
 
 
 def escape_pointer_token(token: str | int) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
+    text = str(token)
+    if "~" in text or "/" in text:
+        return text.replace("~", "~0").replace("/", "~1")
+    return text
 
 
 def join_pointer(base: str, *tokens: str | int) -> str:
     """RFC 6901 pointer ``base`` extended by ``tokens``."""
-    return base + "".join("/" + escape_pointer_token(t) for t in tokens)
+    for token in tokens:
+        base += "/" + escape_pointer_token(token)
+    return base
 
 
 def is_number(value: Any) -> bool:
@@ -152,20 +157,22 @@ class ArmView:
 
 
 def arm_view(report: BenchReport, name: str, report_pointer: str) -> ArmView:
+    """The arm ``name`` (``"baseline"`` or ``"idea"``) of ``report``, found at ``report_pointer``."""
     arm = getattr(report, name)
-    arm_pointer = join_pointer(report_pointer, name)
+    # Every token here is a fixed field name: nothing to escape.
+    arm_pointer = f"{report_pointer}/{name}"
     if isinstance(arm, TunedArm):
-        stats, stats_pointer = arm.full, join_pointer(arm_pointer, "full")
-        cfg, cfg_pointer = arm.best_cfg, join_pointer(arm_pointer, "best_cfg")
-        sweep, sweep_pointer = arm.sweep, join_pointer(arm_pointer, "sweep")
+        stats, stats_pointer = arm.full, f"{arm_pointer}/full"
+        cfg, cfg_pointer = arm.best_cfg, f"{arm_pointer}/best_cfg"
+        sweep, sweep_pointer = arm.sweep, f"{arm_pointer}/sweep"
     else:  # FlatIdea
         stats, stats_pointer = arm, arm_pointer
-        cfg, cfg_pointer = arm.cfg, join_pointer(arm_pointer, "cfg")
-        sweep, sweep_pointer = report.idea_sweep, join_pointer(report_pointer, "idea_sweep")
+        cfg, cfg_pointer = arm.cfg, f"{arm_pointer}/cfg"
+        sweep, sweep_pointer = report.idea_sweep, f"{report_pointer}/idea_sweep"
     return ArmView(
         name=name,
         stats=stats,
-        per_seed=np.asarray(stats.per_seed, dtype=np.float64),
+        per_seed=np.array(stats.per_seed, dtype=np.float64),
         stats_pointer=stats_pointer,
         best_cfg=cfg,
         cfg_pointer=cfg_pointer if cfg is not None else None,

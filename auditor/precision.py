@@ -22,8 +22,13 @@ The per-seed values themselves are the data: they are taken as exact.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
+from functools import reduce
+from operator import add
 from typing import Iterable
+
+import numpy as np
 
 # Unit roundoff of IEEE binary64 and binary32.
 U64 = 2.0**-53
@@ -35,6 +40,35 @@ ACCUMULATION_SAFETY = 4.0
 FULL_PRECISION_DIGITS = 15
 # Largest finite float32.
 FLOAT32_MAX = 3.4028234663852886e38
+# numpy sums a float64 block of up to this many values in eight interleaved lanes
+# (pairwise summation's base case); longer ones it splits recursively.
+_NUMPY_SUM_BLOCK = 128
+
+
+def float64_sum(values: list[float]) -> float:
+    """``float(np.sum(np.array(values)))`` bit for bit, without numpy's per-call cost.
+
+    The auditor's statistics are numpy's (its pairwise order of additions), but on
+    the few values of a real answer numpy's call overhead is most of the work.
+    Below 8 values numpy adds left to right; up to :data:`_NUMPY_SUM_BLOCK` it adds
+    into eight lanes and combines them pairwise; both are the same IEEE additions
+    here.  Longer lists are left to numpy.  numpy adds the block's sum to an
+    initial 0.0 (so a sum of -0.0 values is 0.0).  ``tests/test_precision.py``
+    checks the equality against numpy itself.
+    """
+    count = len(values)
+    if count < 8:
+        return reduce(add, values, 0.0)
+    if count > _NUMPY_SUM_BLOCK:
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is for the caller to judge
+            return float(np.add.reduce(np.array(values, dtype=np.float64)))
+    whole = count - count % 8
+    l0, l1, l2, l3, l4, l5, l6, l7 = values[:8]
+    for start in range(8, whole, 8):
+        m0, m1, m2, m3, m4, m5, m6, m7 = values[start : start + 8]
+        l0, l1, l2, l3, l4, l5, l6, l7 = l0 + m0, l1 + m1, l2 + m2, l3 + m3, l4 + m4, l5 + m5, l6 + m6, l7 + m7
+    combined = ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))
+    return 0.0 + reduce(add, values[whole:], combined)
 
 
 @dataclass(frozen=True)
@@ -59,22 +93,30 @@ def printed(value: float) -> Printed:
     value = float(value)
     if not math.isfinite(value):
         return Printed(value, 0, math.inf)
-    text = repr(abs(value))
-    mantissa, _, exponent = text.partition("e")
+    return Printed(value, *_digits_and_half_unit(value))
+
+
+def _digits_and_half_unit(value: float) -> tuple[int, float]:
+    """:func:`printed`'s digits and half unit of a finite float, without building a :class:`Printed`."""
+    mantissa, _, exponent = repr(abs(value)).partition("e")
     whole, _, fraction = mantissa.partition(".")
-    decimals = len(fraction)
-    significant = (whole + fraction).lstrip("0")
-    digits = max(len(significant), 1)
-    return Printed(value, digits, 0.5 * 10.0 ** (int(exponent or 0) - decimals))
+    digits = max(len((whole + fraction).lstrip("0")), 1)
+    return digits, 0.5 * 10.0 ** (int(exponent or 0) - len(fraction))
+
+
+def _half_unit(value: float) -> float:
+    """``printed(value).half_unit`` of a float."""
+    return _digits_and_half_unit(value)[1] if math.isfinite(value) else math.inf
+
+
+_FLOAT32 = struct.Struct("f")
 
 
 def near_float32(value: float, slack: float = 0.0) -> bool:
     """True when ``value`` lies within ``slack`` (and a float64 rounding) of a float32 number."""
     if not math.isfinite(value) or abs(value) > FLOAT32_MAX:
         return False
-    import struct
-
-    as32 = struct.unpack("f", struct.pack("f", value))[0]
+    as32 = _FLOAT32.unpack(_FLOAT32.pack(value))[0]
     return abs(as32 - value) <= 4 * math.ulp(value) + slack
 
 
@@ -111,7 +153,11 @@ def could_be_float32(claimed: float, forms: Iterable[tuple[float, float]] = ()) 
     digit of a float32 number; with 9 or more digits that pins the float32
     down, with fewer every number qualifies.
     """
-    half_unit = printed(claimed).half_unit
+    return _could_be_float32(claimed, _half_unit(float(claimed)), forms)
+
+
+def _could_be_float32(claimed: float, half_unit: float, forms: Iterable[tuple[float, float]]) -> bool:
+    """:func:`could_be_float32` given the half unit of ``claimed``'s printed digits."""
     if near_float32(claimed, half_unit):
         return True
     return any(near_float32(value, abs(sensitivity) * half_unit) for value, sensitivity in forms)
@@ -124,14 +170,15 @@ def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0
     """
     if not (math.isfinite(claimed) and math.isfinite(recomputed)):
         return False
+    printed_half_unit = _half_unit(float(claimed))
     # A printed zero carries no digit to round at: "0.0" beside a real effect is a claim of none.
-    half_unit = 0.0 if claimed == 0 else printed(claimed).half_unit
+    half_unit = 0.0 if claimed == 0 else printed_half_unit
     diff = abs(claimed - recomputed)
     # Half a unit of the printed digit, with float slack at exact halves.
     slack = half_unit * (1 + 1e-9) + 2 * math.ulp(max(abs(claimed), abs(recomputed))) + rtol * abs(recomputed)
     if diff <= slack + noise.float64:
         return True
-    if not could_be_float32(claimed, noise.float32_forms):
+    if not _could_be_float32(claimed, printed_half_unit, noise.float32_forms):
         return False  # not a float32 result at the digits shown: float64 arithmetic, float64 noise
     return diff <= slack + noise.float32
 

@@ -21,7 +21,7 @@ from itertools import repeat
 
 import numpy as np
 
-from .precision import U32, U64
+from .precision import U32, U64, float64_sum
 from .signflip_ties import (
     SumExactness,
     TieScale,
@@ -120,8 +120,9 @@ class _MeetInTheMiddle:
         else:
             # Both halves sorted: the binary searches then probe ascending needles,
             # which keeps them in cache (7x faster at n = 40 than unsorted needles).
-            self.left = np.sort(signed_sums(d[:half]))[::-1]
-            self.right = np.sort(signed_sums(d[half:]))
+            with np.errstate(over="ignore", invalid="ignore"):  # huge sums overflow quietly, as Python floats do
+                self.left = np.sort(signed_sums(d[:half]))[::-1]
+                self.right = np.sort(signed_sums(d[half:]))
         self.n_patterns = len(self.left) * len(self.right)
 
     def _right_below(self, threshold: float, side: str) -> int:
@@ -130,7 +131,8 @@ class _MeetInTheMiddle:
             search = bisect_left if side == "left" else bisect_right
             needles = [threshold - left for left in self.left]
             return sum(map(search, repeat(self.right, len(needles)), needles))
-        needles = threshold - self.left  # ascending
+        with np.errstate(over="ignore", invalid="ignore"):
+            needles = threshold - self.left  # ascending
         return int(np.searchsorted(self.right, needles, side=side).sum())
 
     def at_least(self, threshold: float) -> int:
@@ -170,22 +172,29 @@ def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarra
     are decided exactly, with no tolerance; otherwise within float64 noise.
     With ``bands``, float32's near-ties widen the honest range (see
     :class:`SignFlipResult`).  Scalar work is done on Python floats (n <= 40:
-    numpy's per-call cost would dominate); every sum numpy takes is still numpy's.
+    numpy's per-call cost would dominate); every sum is still numpy's
+    (:func:`~auditor.precision.float64_sum` keeps its order).
     """
     values = d.tolist()
-    observed_sum = float(d.sum())
-    abs_sum = float(np.abs(d).sum())
-    nonzero_d = d[d != 0] if 0.0 in values else d
-    exactness = SumExactness(nonzero_d, abs_sum, values) if nonzero_d is d else SumExactness(nonzero_d)
+    base_values = None if baseline is None else baseline.tolist()
+    idea_values = None if idea is None else idea.tolist()
+    observed_sum = float64_sum(values)
+    abs_sum = float64_sum(list(map(abs, values)))
+    if 0.0 in values:
+        nonzero = [x for x in values if x != 0]
+        exactness = SumExactness(nonzero)
+    else:
+        nonzero = values
+        exactness = SumExactness(nonzero, abs_sum)
     counter = _MeetInTheMiddle(d, values)
     n_patterns = counter.n_patterns
-    observed_group = 2 ** (d.size - nonzero_d.size)
-    exact_inputs = exact_differences(baseline, idea, values)
+    observed_group = 2 ** (len(values) - len(nonzero))
+    exact_inputs = exact_differences(base_values, idea_values, values)
     exact64 = exact_inputs and exactness.exact_in(U64)
-    scale = TieScale(d, baseline, idea, abs_sum) if bands or not exact64 else None
+    scale = TieScale(values, base_values, idea_values, abs_sum) if bands or not exact64 else None
     counts = [_exact_counts(counter, observed_sum, 0.0 if exact64 else scale.tolerance(U64), observed_group, exact64)]
     if bands:
-        tol32 = _float32_tolerance(scale, exact_inputs, exactness, baseline, idea)
+        tol32 = _float32_tolerance(scale, exact_inputs, exactness)
         if tol32 is not None:
             counts.append(_exact_counts(counter, observed_sum, tol32, observed_group))
     two, two_strict, one, one_strict = counts[0]
@@ -196,16 +205,10 @@ def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarra
             low2, high2, low1, high1 = min(low2, s2), max(high2, t2), min(low1, s1), max(high1, t1)
         two_band = PBand(low2 / n_patterns, high2 / n_patterns)
         one_band = PBand(low1 / n_patterns, high1 / n_patterns)
-    return SignFlipResult(two / n_patterns, one / n_patterns, "exact", n_patterns, two_band, one_band, nonzero_d.size)
+    return SignFlipResult(two / n_patterns, one / n_patterns, "exact", n_patterns, two_band, one_band, len(nonzero))
 
 
-def _float32_tolerance(
-    scale: TieScale,
-    exact_inputs: bool,
-    exactness: SumExactness,
-    baseline: np.ndarray | None,
-    idea: np.ndarray | None,
-) -> float | None:
+def _float32_tolerance(scale: TieScale, exact_inputs: bool, exactness: SumExactness) -> float | None:
     """The tie tolerance of float32 arithmetic, when its near-ties widen the honest range; else None.
 
     None when float32 is exact on these values, and when its tolerance reaches half
@@ -214,7 +217,7 @@ def _float32_tolerance(
     """
     nonzero = exactness.nonzero
     float32_exact = exact_inputs and exactness.exact_in(U32) and (
-        baseline is None or scale.float32_holds_operands()
+        scale.operands is None or scale.float32_holds_operands()
     )
     if float32_exact or not nonzero:
         return None
@@ -301,7 +304,8 @@ def sign_flip_test(
         return SignFlipResult(1.0, 1.0, "exact", 1, PBand(1.0, 1.0), PBand(1.0, 1.0), 0)
     if d.size <= min(exact_max_n, EXACT_MAX_N_CAP):
         return _exact_sign_flip(d, baseline, idea, bands)
-    return _randomized_sign_flip(d, baseline, idea, resamples, seed)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge sums overflow quietly, as in the exact test
+        return _randomized_sign_flip(d, baseline, idea, resamples, seed)
 
 
 # Leave-one-out p-values are derived from one enumeration of all 2^n sums up to

@@ -2,22 +2,21 @@
 
 A tie between two signed sums is decided within the float noise of the arithmetic
 (:func:`tie_tolerance`), or exactly when every sum is exact (:func:`sums_are_exact`:
-integer counts, float32 metrics, most printed decimals).  Scalar work is done on
+integer counts, float32 metrics, most printed decimals).  The work is done on
 Python floats (the exact test's n <= 40, where numpy's per-call cost would dominate);
-every sum numpy took before is still numpy's (its pairwise order), so no tolerance
-moves by an ulp.  Used by :mod:`auditor.signflip`.
+every sum is still numpy's (:func:`float64_sum` keeps its pairwise order), so no
+tolerance moves by an ulp.  Used by :mod:`auditor.signflip`.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from array import array
 from operator import add, eq, itemgetter, sub
 
 import numpy as np
 
-from .precision import ACCUMULATION_SAFETY, U32, U64
+from .precision import ACCUMULATION_SAFETY, U32, U64, float64_sum
 
 
 def tie_tolerance(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, unit: float) -> float:
@@ -27,29 +26,25 @@ def tie_tolerance(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray |
     values that may not be exact in that format (decimals like 0.9012 in
     float32), u·(|idea_i| + |baseline_i|) each.  A float32 value is exact in float32.
     """
-    with np.errstate(over="ignore"):  # a value beyond float32's range is simply not exact there
-        return TieScale(d, baseline, idea).tolerance(unit)
-
-
-# Below this bound on sum|operands| (n·max) no partial sum can overflow a double.
-_QUIET_SUM_BOUND = 0.5 * sys.float_info.max
+    operands = (None, None) if baseline is None or idea is None else (baseline.tolist(), idea.tolist())
+    return TieScale(d.tolist(), *operands).tolerance(unit)
 
 
 class TieScale:
     """The magnitudes :func:`tie_tolerance` scales with, each summed once for both formats.
 
-    The sums are numpy's own (its pairwise order), so no tolerance moves by an ulp;
-    which operands float32 cannot hold is decided on Python floats (see
-    :func:`float32_holds`), cheaper than numpy's per-call cost at these sizes.
+    ``d``, ``baseline`` and ``idea`` are Python floats; the sums are numpy's
+    (:func:`float64_sum`, its pairwise order), so no tolerance moves by an ulp.
+    ``abs_sum`` is sum|d| when the caller has it already.
     """
 
     def __init__(
-        self, d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, abs_sum: float | None = None
+        self, d: list[float], baseline: list[float] | None, idea: list[float] | None, abs_sum: float | None = None
     ) -> None:
-        self.summation = d.size * (float(np.abs(d).sum()) if abs_sum is None else abs_sum)
-        self.operands = None if baseline is None or idea is None else np.abs(np.concatenate((baseline, idea)))
+        self.summation = len(d) * (float64_sum(list(map(abs, d))) if abs_sum is None else abs_sum)
+        self.operands = None if baseline is None or idea is None else list(map(abs, baseline + idea))
         self._operands_sum: float | None = None
-        self._float32_split: tuple[list[float], list[float]] | None = None
+        self._narrowed: list[float] | None = None
 
     def tolerance(self, unit: float) -> float:
         magnitudes = self.summation
@@ -59,36 +54,26 @@ class TieScale:
 
     def float32_holds_operands(self) -> bool:
         """Every baseline and idea value is a float32 (``abs`` keeps that); needs operands."""
-        values, narrowed = self._narrowed_operands()
-        return narrowed == values
+        return self._narrowed_operands() == self.operands
 
-    def _narrowed_operands(self) -> tuple[list[float], list[float]]:
-        """The operands, and each rounded to float32 (see :func:`float32_holds`)."""
-        if self._float32_split is None:
-            values = self.operands.tolist()
-            self._float32_split = values, array("f", values).tolist()
-        return self._float32_split
+    def _narrowed_operands(self) -> list[float]:
+        """The operands, each rounded to float32 (see :func:`float32_holds`)."""
+        if self._narrowed is None:
+            self._narrowed = array("f", self.operands).tolist()
+        return self._narrowed
 
     def _operand_sum(self, unit: float) -> float:
         """Sum of every |baseline_i| and |idea_i|; for float32, of the ones it cannot hold."""
         if unit != U32:
             return self._all_operands()
-        values, narrowed = self._narrowed_operands()
-        if max(values) * len(values) > _QUIET_SUM_BOUND:  # float32's sum may overflow: quietly (it is inf)
-            with np.errstate(over="ignore"):
-                return self._float32_operand_sum(values, narrowed)
-        return self._float32_operand_sum(values, narrowed)
-
-    def _float32_operand_sum(self, values: list[float], narrowed: list[float]) -> float:
-        held = sum(map(eq, values, narrowed))
-        if held == 0:  # float32 holds none of them: the sum of all (summed once for both formats)
+        values, narrowed = self.operands, self._narrowed_operands()
+        if not any(map(eq, values, narrowed)):  # float32 holds none of them: the sum of all (summed once for both formats)
             return self._all_operands()
-        inexact = [x for x, y in zip(values, narrowed, strict=True) if x != y]
-        return float(np.array(inexact, dtype=np.float64).sum())  # numpy's order, as for all of them
+        return float64_sum([x for x, y in zip(values, narrowed, strict=True) if x != y])
 
     def _all_operands(self) -> float:
         if self._operands_sum is None:
-            self._operands_sum = float(self.operands.sum())
+            self._operands_sum = float64_sum(self.operands)
         return self._operands_sum
 
 
@@ -108,21 +93,18 @@ def sums_are_exact(d: np.ndarray, unit: float) -> bool:
     one power of two; while sum|d| stays within the format's mantissa, every
     partial sum is exact and no summation order can break a tie.
     """
-    with np.errstate(over="ignore"):
-        return SumExactness(d[d != 0]).exact_in(unit)
+    return SumExactness([x for x in d.tolist() if x != 0]).exact_in(unit)
 
 
 class SumExactness:
-    """Whether the signed sums of the non-zero differences, shape (m,), are exact in a format.
+    """Whether the signed sums of the non-zero differences ``nonzero`` are exact in a format.
 
     The bit span (:func:`_bit_span`) is found once for float64 and float32 alike.
-    ``abs_sum`` is ``float(np.abs(nonzero).sum())`` and ``values`` ``nonzero.tolist()``
-    when the caller has them already.
+    ``abs_sum`` is sum|nonzero| (:func:`float64_sum`) when the caller has it already.
     """
 
-    def __init__(self, nonzero: np.ndarray, abs_sum: float | None = None, values: list[float] | None = None) -> None:
-        self.nonzero = nonzero.tolist() if values is None else values
-        self._array = nonzero
+    def __init__(self, nonzero: list[float], abs_sum: float | None = None) -> None:
+        self.nonzero = nonzero
         self._abs_sum = abs_sum
         self._span: int | None = None
 
@@ -136,7 +118,7 @@ class SumExactness:
 
     def _bit_span(self) -> int:
         if self._span is None:
-            abs_sum = float(np.abs(self._array).sum()) if self._abs_sum is None else self._abs_sum
+            abs_sum = float64_sum(list(map(abs, self.nonzero))) if self._abs_sum is None else self._abs_sum
             self._span = _bit_span(abs_sum, self.nonzero)
         return self._span
 
@@ -160,13 +142,11 @@ def _lowest_set_bit_of_all(nonzero: list[float]) -> int:
     return min((p & -p).bit_length() for p, _ in ratios) - 1
 
 
-def exact_differences(baseline: np.ndarray | None, idea: np.ndarray | None, values: list[float]) -> bool:
+def exact_differences(baseline: list[float] | None, idea: list[float] | None, values: list[float]) -> bool:
     """True when ``values`` = d = idea - baseline was computed without rounding (TwoSum error term zero)."""
     if baseline is None or idea is None:
         return True
-    # Exact subtraction <=> adding back recovers idea and the remainder is zero.  Python
-    # floats do the same IEEE operations as numpy, without its per-call cost at small n.
-    base, ideas = baseline.tolist(), idea.tolist()
-    if not len(base) == len(ideas) == len(values):
+    # Exact subtraction <=> adding back recovers idea and the remainder is zero.
+    if not len(baseline) == len(idea) == len(values):
         raise ValueError("baseline, idea and their differences must have the same length")
-    return list(map(add, values, base)) == ideas and list(map(sub, ideas, values)) == base
+    return list(map(add, values, baseline)) == idea and list(map(sub, idea, values)) == baseline

@@ -31,11 +31,12 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from operator import sub
 
 import numpy as np
 
 from . import t_table
-from .precision import U32, U64, agrees, std_noise
+from .precision import U32, U64, agrees, float64_sum, std_noise
 from .signflip import (
     EXACT_MAX_N_CAP,
     LEAVE_ONE_OUT_SHARED_MAX_N,
@@ -121,16 +122,35 @@ class ArmSummary:
 
 
 def summarize(values: np.ndarray) -> ArmSummary:
-    """Mean and both stds of ``values``, shape (n,), n >= 1."""
-    values = np.asarray(values, dtype=np.float64)
-    n = int(values.size)
+    """Mean and both stds of ``values``, shape (n,), n >= 1: numpy's ``mean`` and ``std``, bit for bit."""
+    return _summary(np.asarray(values, dtype=np.float64).tolist())
+
+
+def _summary(values: list[float]) -> ArmSummary:
+    """:func:`summarize` on Python floats (n >= 1)."""
+    n = len(values)
+    mean, squares = _moments(values)
+    magnitude = max(map(abs, values))
+    if math.isnan(mean) and any(map(math.isnan, values)):
+        magnitude = math.nan  # numpy's max propagates a NaN; Python's depends on where it stands
     return ArmSummary(
         n=n,
-        mean=float(values.mean()),
-        std_population=float(values.std(ddof=0)),
-        std_sample=float(values.std(ddof=1)) if n >= 2 else None,
-        magnitude=float(np.abs(values).max()) if n else 0.0,
+        mean=mean,
+        std_population=math.sqrt(squares / n),
+        std_sample=math.sqrt(squares / (n - 1)) if n >= 2 else None,
+        magnitude=magnitude,
     )
+
+
+def _moments(values: list[float]) -> tuple[float, float]:
+    """``np.mean(values)`` and the sum of squared deviations that ``np.var`` divides by n - ddof (n >= 1).
+
+    numpy's operations in numpy's order, on Python floats (both sums are
+    :func:`float64_sum`), so the same bits without numpy's per-call cost on the
+    few values of an answer; ``np.std`` is the square root of the variance.
+    """
+    mean = float64_sum(values) / len(values)
+    return mean, float64_sum([(x - mean) * (x - mean) for x in values])
 
 
 def std_ddof_matching(claimed: float, summary: ArmSummary) -> int | None:
@@ -161,17 +181,24 @@ def t_quantile(q: float, df: int) -> float:
 
 def mde_halfwidth(d: np.ndarray, *, confidence: float = 0.95) -> float | None:
     """CI half-width of mean(d), shape (n,): t((1+c)/2, n-1) * sd(d, ddof=1) / sqrt(n)."""
-    d = np.asarray(d, dtype=np.float64)
-    n = d.size
-    if n < 2:
+    values = np.asarray(d, dtype=np.float64).tolist()
+    if len(values) < 2:
         return None
-    return t_quantile((1 + confidence) / 2, n - 1) * float(d.std(ddof=1)) / math.sqrt(n)
+    return _mde(math.sqrt(_moments(values)[1] / (len(values) - 1)), len(values), confidence)
+
+
+def _mde(sd: float, n: int, confidence: float = 0.95) -> float:
+    """:func:`mde_halfwidth` of n >= 2 differences whose sd (ddof=1) is ``sd``."""
+    return t_quantile((1 + confidence) / 2, n - 1) * sd / math.sqrt(n)
 
 
 def count_wins(d: np.ndarray, *, lower_is_better: bool) -> int:
     """Seeds where the idea is strictly better: d < 0 when lower is better, d > 0 otherwise."""
-    d = np.asarray(d, dtype=np.float64)
-    return int(np.count_nonzero(d < 0 if lower_is_better else d > 0))
+    return _count_wins(np.asarray(d, dtype=np.float64).tolist(), lower_is_better)
+
+
+def _count_wins(d: list[float], lower_is_better: bool) -> int:
+    return sum(map((0.0).__gt__ if lower_is_better else (0.0).__lt__, d))
 
 
 def decide_verdict(p_value: float, delta_mean: float, *, lower_is_better: bool, alpha: float) -> Verdict:
@@ -249,25 +276,29 @@ def recompute(
     idea = np.asarray(idea, dtype=np.float64)
     if baseline.shape != idea.shape or baseline.ndim != 1 or baseline.size == 0:
         raise ValueError("baseline and idea must be non-empty vectors of the same length")
-    # Overflow is checked below, on the results, instead of warned about on the way.
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        d = idea - baseline
-        delta = float(d.mean())
-        base, idea_summary = summarize(baseline), summarize(idea)
-        if not all(map(math.isfinite, (delta, float(np.abs(d).sum()), base.std_population, idea_summary.std_population))):
-            raise NonFiniteStatistics(
-                "the per-seed values are too large: their differences or spreads overflow a 64-bit float"
-            )
-        test = sign_flip_test(d, exact_max_n=exact_max_n, resamples=resamples, seed=seed, baseline=baseline, idea=idea)
-        mde = mde_halfwidth(d)
-        mde_rel = 100.0 * mde / abs(base.mean) if mde is not None and base.mean != 0 else None
+    # Python floats do numpy's operations in numpy's order (see _moments) without its
+    # per-call cost, and overflow quietly: it is checked below, on the results.
+    base_values, idea_values = baseline.tolist(), idea.tolist()
+    diffs = list(map(sub, idea_values, base_values))
+    n = len(diffs)
+    base, idea_summary = _summary(base_values), _summary(idea_values)
+    delta, squares = _moments(diffs)
+    abs_sum = float64_sum(list(map(abs, diffs)))
+    if not all(map(math.isfinite, (delta, abs_sum, base.std_population, idea_summary.std_population))):
+        raise NonFiniteStatistics(
+            "the per-seed values are too large: their differences or spreads overflow a 64-bit float"
+        )
+    d = np.array(diffs)
+    test = sign_flip_test(d, exact_max_n=exact_max_n, resamples=resamples, seed=seed, baseline=baseline, idea=idea)
+    mde = _mde(math.sqrt(squares / (n - 1)), n) if n >= 2 else None
+    mde_rel = 100.0 * mde / abs(base.mean) if mde is not None and base.mean != 0 else None
     return Recomputed(
-        n_pairs=int(d.size),
+        n_pairs=n,
         baseline=base,
         idea=idea_summary,
         diffs=d,
         delta_mean=delta,
-        idea_wins=count_wins(d, lower_is_better=lower_is_better),
+        idea_wins=_count_wins(diffs, lower_is_better),
         p_value=test.p_two_sided,
         p_value_one_sided=test.p_one_sided,
         p_method=test.method,

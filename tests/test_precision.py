@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from auditor.precision import (
     Noise,
     agrees,
     could_be_float32,
+    float64_sum,
     mean_noise,
     near_float32,
     printed,
@@ -105,3 +108,26 @@ def test_a_printed_zero_is_a_claim_of_none() -> None:
     assert not agrees(-0.0, -0.0087, mean_noise(16, 13.0, -0.0))
     assert agrees(0.0, 0.0, mean_noise(16, 13.0, 0.0))
     assert agrees(0.0, 1e-15, mean_noise(16, 13.0, 0.0))  # float noise around an exact zero
+
+
+def _float64_lists(rng: np.random.Generator) -> list[list[float]]:
+    """Lists of every length up to two of numpy's summation blocks, and past them, with -0.0, zeros, huge values and NaN."""
+    lists = []
+    for n in [*range(0, 300), 1_000, 10_000]:
+        values = rng.normal(0.0, 10.0 ** rng.integers(-8, 8), size=n)
+        kind = n % 4
+        if kind == 1:
+            values[rng.random(n) < 0.5] = -0.0
+        elif kind == 2 and n:
+            values[rng.integers(0, n)] = rng.choice([1e308, -1e308, np.nan])
+        lists.append(values.tolist())
+    return lists
+
+
+def test_float64_sum_is_numpy_sum_bit_for_bit() -> None:
+    for values in _float64_lists(np.random.default_rng(7)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            expected = float(np.array(values, dtype=np.float64).sum())
+        got = float64_sum(values)
+        assert got.hex() == expected.hex() or (math.isnan(got) and math.isnan(expected)), len(values)
+    assert float64_sum([-0.0] * 9).hex() == float(np.zeros(9).__neg__().sum()).hex() == "0x0.0p+0"

@@ -251,6 +251,22 @@ def test_mde_matches_scipy_t(n: int) -> None:
 
 def test_mde_needs_two_pairs() -> None:
     assert stats.mde_halfwidth(np.array([0.1])) is None
+    assert stats.mde_halfwidth(np.array([])) is None
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 64, 127, 128, 129, 300, 5_000])
+def test_summaries_are_numpy_bit_for_bit(n: int) -> None:
+    """Means and stds are computed on Python floats, in numpy's order: the same bits as numpy's own."""
+    rng = np.random.default_rng(n)
+    for values in (rng.normal(10.0, 1.5, n), rng.normal(10.0, 1.5, n).astype(np.float32).astype(np.float64), np.full(n, 0.1)):
+        summary = stats.summarize(values)
+        assert summary.mean.hex() == float(values.mean()).hex()
+        assert summary.std_population.hex() == float(values.std()).hex()
+        assert summary.magnitude == float(np.abs(values).max())
+        if n >= 2:
+            assert summary.std_sample.hex() == float(values.std(ddof=1)).hex()
+            expected_mde = stats.t_quantile(0.975, n - 1) * float(values.std(ddof=1)) / math.sqrt(n)
+            assert stats.mde_halfwidth(values).hex() == expected_mde.hex()
 
 
 def test_values_close_scale_absorbs_float32_noise() -> None:
