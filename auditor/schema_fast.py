@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any
 
 Check = Callable[[Any], bool]
 # Whether a value of a given Python type is valid: always, never, or as a function of the value says.
-Verdict = Union[bool, Check]
+Verdict = bool | Check
 Table = dict[type, Verdict]
 
 # Keywords without effect on validity (refs are inlined before compiling, so "$id" is a name only).
@@ -126,7 +126,7 @@ def _type_table(types: str | list[str]) -> Table:
     allowed = {kind for name in names for kind in _TYPE_NAMES[name]}
     table: Table = {kind: kind in allowed for kind in _PLAIN_TYPES}
     if "integer" in names and float not in allowed:
-        table[float] = float.is_integer  # Draft 2020-12: 8.0 is an integer (a bool is not, as bool is its own type here)
+        table[float] = float.is_integer  # Draft 2020-12: 8.0 is an integer (a bool is not: bool is its own type)
     return table
 
 

@@ -67,7 +67,7 @@ class TieScale:
         if unit != U32:
             return self._all_operands()
         values, narrowed = self.operands, self._narrowed_operands()
-        if not any(map(eq, values, narrowed)):  # float32 holds none of them: the sum of all (summed once for both formats)
+        if not any(map(eq, values, narrowed)):  # float32 holds none: the sum of all, summed once for both formats
             return self._all_operands()
         return float64_sum([x for x, y in zip(values, narrowed, strict=True) if x != y])
 

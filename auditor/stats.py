@@ -1,6 +1,9 @@
 """Pure recomputation of the statistics an answer reports.
 
-Small functions over numpy arrays, no I/O.  The facts below were established
+Small functions over numpy arrays, no I/O.  The arithmetic is numpy's, done on
+Python floats in numpy's order (:func:`~auditor.precision.float64_sum`): the same
+bits without numpy's per-call cost on the few values of an answer, and overflow
+is quiet (it is checked on the results).  The facts below were established
 from the stored real answers (``shared/seeds``) and are the reference the
 arithmetic rules check against:
 
@@ -276,10 +279,8 @@ def recompute(
     idea = np.asarray(idea, dtype=np.float64)
     if baseline.shape != idea.shape or baseline.ndim != 1 or baseline.size == 0:
         raise ValueError("baseline and idea must be non-empty vectors of the same length")
-    # Python floats do numpy's operations in numpy's order (see _moments) without its
-    # per-call cost, and overflow quietly: it is checked below, on the results.
     base_values, idea_values = baseline.tolist(), idea.tolist()
-    diffs = list(map(sub, idea_values, base_values))
+    diffs = list(map(sub, idea_values, base_values))  # idea - baseline: numpy's subtraction, bit for bit
     n = len(diffs)
     base, idea_summary = _summary(base_values), _summary(idea_values)
     delta, squares = _moments(diffs)

@@ -113,7 +113,7 @@ def test_a_printed_zero_is_a_claim_of_none() -> None:
 def _float64_lists(rng: np.random.Generator) -> list[list[float]]:
     """Lists of every length up to two of numpy's summation blocks, and past them, with -0.0, zeros, huge values and NaN."""
     lists = []
-    for n in [*range(0, 300), 1_000, 10_000]:
+    for n in [*range(300), 1_000, 10_000]:
         values = rng.normal(0.0, 10.0 ** rng.integers(-8, 8), size=n)
         kind = n % 4
         if kind == 1:
