@@ -36,8 +36,6 @@ U32 = 2.0**-24
 # Safety factor on the textbook accumulation bound (n+2)·u·M: summation order,
 # the final division and a two-pass std each add a few roundings.
 ACCUMULATION_SAFETY = 4.0
-# A repr with at least this many significant digits was printed without rounding.
-FULL_PRECISION_DIGITS = 15
 # Largest finite float32.
 FLOAT32_MAX = 3.4028234663852886e38
 # numpy sums a float64 block of up to this many values in eight interleaved lanes
@@ -78,10 +76,6 @@ class Printed:
     value: float
     digits: int  # significant digits of the shortest repr
     half_unit: float  # half a unit in the last printed digit
-
-    @property
-    def full_precision(self) -> bool:
-        return self.digits >= FULL_PRECISION_DIGITS
 
 
 def printed(value: float) -> Printed:

@@ -98,11 +98,9 @@ def _dumps(data: Any) -> str:
 def result_line(result: AuditResult) -> str:
     # Lines are written before the Run exists, so they are cleaned here (see .safe); a line
     # with nothing to clean in it (nearly every line) is serialised once and written as it is.
-    try:
-        line = _dumps(record(result))
-    except ValueError:
-        line = None  # NaN: serialised (and refused) below, as a cleaned result
-    if line is None or not json_is_clean(line):
+    # Cleaning changes strings only, so a value JSON refuses (NaN) is refused either way.
+    line = _dumps(record(result))
+    if not json_is_clean(line):
         line = _dumps(record(clean_result(result)))
     return line + "\n"
 
