@@ -1,8 +1,12 @@
-"""Typed access to a validated answer (pydantic), and the normalised view the rules read.
+"""Typed access to a validated answer, and the normalised view the rules read.
 
 Models are built only after JSON Schema validation passed, so they never see
-wrong types; unknown keys are kept (``extra="allow"``) because agents add
-fields freely.
+wrong types: building one only gives each JSON value its Python type (a number
+of a float field becomes a float, an integral number of an integer field an
+int).  Unknown keys are kept in ``extra`` because agents add fields freely.
+These are plain read-only classes rather than pydantic models: the schema has
+already checked everything a validating model would, and importing pydantic and
+building its validators cost a cold ``auditor audit`` about a fifth of its time.
 
 Two idea shapes exist in real answers and both are valid:
 
@@ -16,23 +20,120 @@ no rule needs to know which shape it got.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag
+
+Convert = Callable[[Any], Any]
+
+_new = object.__new__
+_put = object.__setattr__  # models refuse assignment; building one is the exception
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+class _Model:
+    """A read-only, typed view of one object of a schema-valid answer.
+
+    ``FIELDS`` maps each property the schema declares for the object to how its
+    JSON value becomes a Python value; an absent property reads as None, as does
+    a null one.  ``REQUIRED`` names the properties the schema requires (never None).
+    Every other key of the object is kept, as written, in ``extra``.
+    """
+
+    __slots__ = ("extra",)
+    FIELDS: ClassVar[dict[str, Convert]] = {}
+    REQUIRED: ClassVar[frozenset[str]] = frozenset()
+    extra: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]):
+        """The model of ``data``, a JSON object the schema accepted."""
+        model = _new(cls)
+        get = data.get
+        for name, convert in cls.FIELDS.items():
+            value = get(name)
+            _put(model, name, None if value is None else convert(value))
+        fields = cls.FIELDS
+        _put(model, "extra", {} if data.keys() <= fields.keys() else
+             {key: value for key, value in data.items() if key not in fields})
+        return model
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS if getattr(self, name) is not None)
+        return f"{type(self).__name__}({shown})"
+
+
+def _float(value: Any) -> float:
+    return float(value)  # a JSON integer in a float field (the schema bounds it, so it converts exactly as Python does)
+
+
+def _int(value: Any) -> int:
+    return int(value)  # the schema lets only integral values through: 3.0 is the integer 3
+
+
+def _object(value: dict[str, Any]) -> dict[str, Any]:
+    return dict(value)
+
+
+def _floats(values: list[Any]) -> list[float]:
+    return [float(value) for value in values]
+
+
+def _as_written(value: Any) -> Any:
+    return value
+
+
+def _strings(values: list[str]) -> list[str]:
+    return list(values)
+
+
+def _flag(value: bool | int | float) -> bool | int:
+    return value if isinstance(value, bool) else int(value)  # 0/1 or a boolean; 1.0 is the integer 1
+
+
+def _sweep(entries: list[dict[str, Any]]) -> list[SweepEntry]:
+    return [SweepEntry.from_json(entry) for entry in entries]
+
+
+def _seed_stats(data: dict[str, Any]) -> SeedStats:
+    return SeedStats.from_json(data)
+
+
+def _tuned_arm(data: dict[str, Any]) -> TunedArm:
+    return TunedArm.from_json(data)
+
+
+def _idea(data: dict[str, Any]) -> TunedArm | FlatIdea:
+    return (TunedArm if idea_shape(data) == "tuned" else FlatIdea).from_json(data)
+
+
+def _comparison(data: dict[str, Any]) -> Comparison:
+    return Comparison.from_json(data)
+
+
+def _bench_report(data: dict[str, Any]) -> BenchReport:
+    return BenchReport.from_json(data)
 
 
 class SweepEntry(_Model):
+    FIELDS = {"cfg": _object, "mean": _float}
+    REQUIRED = frozenset(FIELDS)
+    __slots__ = tuple(FIELDS)
     cfg: dict[str, Any]
     mean: float
 
 
 class SeedStats(_Model):
+    FIELDS = {"mean": _float, "std": _float, "per_seed": _floats, "n": _int}
+    REQUIRED = frozenset(FIELDS)
+    __slots__ = tuple(FIELDS)
     mean: float
     std: float
     per_seed: list[float]
@@ -42,15 +143,20 @@ class SeedStats(_Model):
 class TunedArm(_Model):
     """An arm that was tuned: the best config of its sweep, then a full run."""
 
-    best_cfg: dict[str, Any] | None = None
-    sweep: list[SweepEntry] | None = None
+    FIELDS = {"best_cfg": _object, "sweep": _sweep, "full": _seed_stats}
+    REQUIRED = frozenset({"full"})
+    __slots__ = tuple(FIELDS)
+    best_cfg: dict[str, Any] | None
+    sweep: list[SweepEntry] | None
     full: SeedStats
 
 
 class FlatIdea(SeedStats):
     """The idea shape of seed 000: a config and the full-run statistics inline."""
 
-    cfg: dict[str, Any] | None = None
+    FIELDS = {**SeedStats.FIELDS, "cfg": _object}
+    __slots__ = ("cfg",)
+    cfg: dict[str, Any] | None
 
 
 def idea_shape(idea: Any) -> str:
@@ -65,39 +171,47 @@ def idea_shape(idea: Any) -> str:
     return "tuned" if isinstance(idea, TunedArm) else "flat"
 
 
-Idea = Annotated[
-    Annotated[TunedArm, Tag("tuned")] | Annotated[FlatIdea, Tag("flat")],
-    Discriminator(idea_shape),
-]
-
-
 class Comparison(_Model):
+    FIELDS = {
+        "delta_mean": _float, "idea_wins": _int, "n_pairs": _int, "p_value": _float, "verdict": _as_written,
+        "per_seed_diffs": _floats, "mde": _float, "mde_rel_pct": _float, "system_worked": _as_written,
+    }
+    REQUIRED = frozenset({"delta_mean", "idea_wins", "n_pairs", "p_value", "verdict"})
+    __slots__ = tuple(FIELDS)
     delta_mean: float
     idea_wins: int
     n_pairs: int
     p_value: float
     verdict: str
-    per_seed_diffs: list[float] | None = None
-    mde: float | None = None
-    mde_rel_pct: float | None = None
-    system_worked: bool | None = None
+    per_seed_diffs: list[float] | None
+    mde: float | None
+    mde_rel_pct: float | None
+    system_worked: bool | None
 
 
 class BenchReport(_Model):
+    FIELDS = {
+        "bench_version": _int, "metric_direction": _as_written, "baseline": _tuned_arm, "idea": _idea,
+        "comparison": _comparison, "track": _as_written, "model": _as_written, "n_seeds": _int,
+        "idea_sweep": _sweep, "mechanism_signature": _object, "device": _as_written,
+        # Free-form, not audited as such (the schema gives them no type).
+        "math_check": _as_written, "protocol_note": _as_written,
+    }
+    REQUIRED = frozenset({"bench_version", "metric_direction", "baseline", "idea", "comparison"})
+    __slots__ = tuple(FIELDS)
     bench_version: int
     metric_direction: Literal["lower is better", "higher is better"]
     baseline: TunedArm
-    idea: Idea
+    idea: TunedArm | FlatIdea
     comparison: Comparison
-    track: str | None = None
-    model: str | None = None
-    n_seeds: int | None = None
-    idea_sweep: list[SweepEntry] | None = None
-    mechanism_signature: dict[str, Any] | None = None
-    device: str | None = None
-    # Free-form, not audited as such (the schema gives them no type).
-    math_check: Any = None
-    protocol_note: Any = None
+    track: str | None
+    model: str | None
+    n_seeds: int | None
+    idea_sweep: list[SweepEntry] | None
+    mechanism_signature: dict[str, Any] | None
+    device: str | None
+    math_check: Any
+    protocol_note: Any
 
     @property
     def lower_is_better(self) -> bool:
@@ -105,18 +219,26 @@ class BenchReport(_Model):
 
 
 class Answer(_Model):
+    FIELDS = {
+        "bench_report": _bench_report, "worked": _as_written, "confidence": _float, "verdict": _as_written,
+        "metrics": _object, "how_to_run": _as_written, "files": _strings, "limitations": _as_written,
+        "system_verdict": _as_written, "practical_verdict": _as_written, "mechanism_ok": _flag,
+        "system_judged": _as_written,
+    }
+    REQUIRED = frozenset({"bench_report"})
+    __slots__ = tuple(FIELDS)
     bench_report: BenchReport
-    worked: bool | None = None
-    confidence: float | None = None
-    verdict: str | None = None
-    metrics: dict[str, Any] | None = None
-    how_to_run: str | None = None
-    files: list[str] | None = None
-    limitations: str | None = None
-    system_verdict: str | None = None
-    practical_verdict: str | None = None
-    mechanism_ok: int | bool | None = None
-    system_judged: bool | None = None
+    worked: bool | None
+    confidence: float | None
+    verdict: str | None
+    metrics: dict[str, Any] | None
+    how_to_run: str | None
+    files: list[str] | None
+    limitations: str | None
+    system_verdict: str | None
+    practical_verdict: str | None
+    mechanism_ok: int | bool | None
+    system_judged: bool | None
 
 
 def escape_pointer_token(token: str | int) -> str:

@@ -416,6 +416,6 @@ def build_models(document: dict[str, Any]) -> tuple[Answer | None, BenchReport, 
     ``(None, report, "")`` for a bare bench report.
     """
     if is_answer(document):
-        answer = Answer.model_validate(document)
+        answer = Answer.from_json(document)
         return answer, answer.bench_report, "/bench_report"
-    return None, BenchReport.model_validate(document), ""
+    return None, BenchReport.from_json(document), ""

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from auditor.findings import Severity
-from auditor.model import FlatIdea, TunedArm
+from auditor.model import Answer, BenchReport, FlatIdea, SeedStats, TunedArm, _Model
 from auditor.schema import (
     ANSWER_SCHEMA,
     BENCH_REPORT_SCHEMA,
@@ -144,6 +144,45 @@ def test_an_idea_with_full_is_tuned_even_when_the_flat_fields_fit_too():
     answer_model, report, _ = build_models(answer)
     assert isinstance(report.idea, TunedArm)
     assert answer_model.bench_report is report
+
+
+def test_models_type_each_json_number_as_their_field_declares() -> None:
+    """Integers in float fields become floats, integral floats in integer fields ints, booleans stay booleans."""
+    answer = seed_answer("001")
+    report = answer["bench_report"]
+    report["baseline"]["full"].update(mean=3, per_seed=[1, 2.5] * 4, n=8.0)
+    report["comparison"].update(delta_mean=0, n_pairs=8.0, p_value=1)
+    answer.update(mechanism_ok=1.0, confidence=1, worked=True, unknown_key={"kept": [1]})
+    assert not [f for f in validate(answer) if f.severity is Severity.ERROR]  # the schema accepts each
+    model, built, _ = build_models(answer)
+    full = built.baseline.full
+    assert (type(full.mean), type(full.n), {type(v) for v in full.per_seed}) == (float, int, {float})
+    assert (full.mean, full.n, full.per_seed[:2]) == (3.0, 8, [1.0, 2.5])
+    comparison = built.comparison
+    assert (type(comparison.delta_mean), type(comparison.n_pairs), type(comparison.p_value)) == (float, int, float)
+    assert (type(model.mechanism_ok), model.mechanism_ok) == (int, 1)
+    assert (type(model.confidence), model.worked) == (float, True)
+    assert model.extra == {"unknown_key": {"kept": [1]}} and built.extra == {}
+    assert build_models({**answer, "mechanism_ok": False})[0].mechanism_ok is False
+
+
+def test_models_are_read_only() -> None:
+    model, report, _ = build_models(seed_answer("000"))
+    with pytest.raises(AttributeError, match="read-only"):
+        report.comparison.p_value = 0.5  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="read-only"):
+        del model.verdict
+    assert report.comparison.p_value == seed_answer("000")["bench_report"]["comparison"]["p_value"]
+
+
+def test_absent_and_null_optional_fields_both_read_as_none() -> None:
+    report = seed_answer("001")["bench_report"]
+    report.pop("track", None)
+    report["model"] = None
+    built = BenchReport.from_json(report)
+    assert built.track is None and built.model is None and "model" not in built.extra
+    assert isinstance(built.idea, TunedArm) and isinstance(built.idea.full, SeedStats)
+    assert Answer.from_json({"bench_report": report}).bench_report.track is None
 
 
 # --------------------------------------------------------------------------- S201
@@ -367,6 +406,23 @@ def _pointers(value, pointer=""):
             yield from _pointers(item, f"{pointer}/{index}")
 
 
+def assert_models_hold(model, data) -> None:
+    """``model`` holds each value of ``data`` with its declared type, null or absent fields as None,
+    and every undeclared key, as written, in ``extra``."""
+    assert isinstance(model, _Model)
+    assert model.extra == {key: value for key, value in data.items() if key not in model.FIELDS}
+    for name in model.FIELDS:
+        value, written = getattr(model, name), data.get(name)
+        if isinstance(value, _Model):
+            assert_models_hold(value, written)
+        elif isinstance(value, list) and value and isinstance(value[0], _Model):
+            assert len(value) == len(written)
+            for item, item_written in zip(value, written):
+                assert_models_hold(item, item_written)
+        else:
+            assert value == written and (value is None) == (written is None)
+
+
 SEED_POINTERS = {which: [p for p in _pointers(seed_answer(which)) if p] for which in ("000", "001")}
 
 
@@ -379,5 +435,5 @@ def test_whatever_the_schema_accepts_the_models_accept(which, data, value, delet
     if not any(f.severity is Severity.ERROR for f in findings):
         answer, report, pointer = build_models(document)
         assert answer is not None and pointer == "/bench_report" and report is answer.bench_report
-        assert answer.model_dump(exclude_unset=True) == document  # every value as written, none added or lost
+        assert_models_hold(answer, document)  # every value as written, none added or lost
         assert isinstance(report.idea, TunedArm) == ("full" in document["bench_report"]["idea"])

@@ -275,7 +275,7 @@ def test_values_close_scale_absorbs_float32_noise() -> None:
 
 
 def _seed_recomputed(which: str) -> stats.Recomputed:
-    report = Answer.model_validate(seed_answer(which)).bench_report
+    report = Answer.from_json(seed_answer(which)).bench_report
     base, idea = arm_view(report, "baseline", ""), arm_view(report, "idea", "")
     return stats.recompute(base.per_seed, idea.per_seed, lower_is_better=report.lower_is_better)
 
