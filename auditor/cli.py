@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _command_line(args: argparse.Namespace):  # -> option_model.CommandLine
     from .option_model import CommandLine, validate_command_line
 
-    return validate_command_line({name: getattr(args, name) for name in CommandLine.model_fields if hasattr(args, name)})
+    return validate_command_line({name: getattr(args, name) for name in CommandLine.options if hasattr(args, name)})
 
 
 def _rerun_options(cli) -> RerunOptions | None:  # cli: option_model.CommandLine

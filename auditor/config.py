@@ -55,7 +55,8 @@ from typing import Any, Sequence
 from .discovery import DEFAULT_INCLUDE, options_for
 from .errors import UsageError
 from .findings import Severity, matches
-from .option_model import CommandLine, FileOptions, fail_on_severity, validate_file
+from .option_model import CommandLine, FileOptions, validate_file
+from .option_values import fail_on_severity
 from .options import AuditOptions
 
 PYPROJECT = "pyproject.toml"
@@ -192,7 +193,7 @@ def resolve(config: Config, cli: CommandLine | None = None) -> Settings:
     the protected rules (:func:`_guard`).
     """
     cli = cli or CommandLine()
-    given = cli.model_fields_set
+    given = cli.given()
     rules = _file_rules(config)
     if config.discovered:
         rules = _guard(rules, cli_select="select" in given, cli_ignore="ignore" in given,
@@ -202,7 +203,7 @@ def resolve(config: Config, cli: CommandLine | None = None) -> Settings:
         select = (*select, *cli.extend_select)
     ignore = (*(cli.ignore if "ignore" in given else rules.ignore or ()), *(cli.extend_ignore or ()))
     file, defaults = config.options, AuditOptions()
-    thresholds = file.thresholds.model_dump(exclude_none=True) if file.thresholds else {}
+    thresholds = file.thresholds.given() if file.thresholds else {}
     limits = {name: getattr(cli, name) for name in ("max_bytes", "max_depth", "max_seeds", "encoding") if name in given}
     options = replace(
         defaults,

@@ -3,7 +3,7 @@
 Each case runs the command line in a fresh interpreter and reads back which
 heavy modules it left in ``sys.modules``: scipy.special for a t quantile or a
 binomial tail the answer never needs, rich for a machine format, matplotlib for
-anything but html.  Module presence only, never timing.
+anything but html, and pydantic never.  Module presence only, never timing.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import pytest
 from conftest import ROOT, SEED_000, SEED_001
 
-HEAVY = ("scipy", "scipy.special", "scipy.stats", "rich", "matplotlib", "numpy")
+HEAVY = ("scipy", "scipy.special", "scipy.stats", "rich", "matplotlib", "numpy", "pydantic")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -40,6 +40,13 @@ def test_a_machine_format_imports_neither_rich_nor_scipy(fmt: str) -> None:
     run = _cold("audit", str(SEED_000), "--isolated", "--format", fmt)
     assert SEED_000.name in run["output"]  # audited, and a real report came out
     assert set(run["loaded"]) == {"numpy"}
+
+
+@pytest.mark.parametrize("argv", [("rules",), ("rule", "A307"), ("audit", "--help"),
+                                  ("audit", str(SEED_001), "--isolated", "-q", "--select", "A,V", "--alpha", "0.01")])
+def test_no_command_imports_pydantic(argv: tuple[str, ...]) -> None:
+    """The options and the answer are plain Python: pydantic's import alone cost a cold run ~150-250 ms."""
+    assert "pydantic" not in _cold(*argv)["loaded"]
 
 
 def test_seed_000_needs_no_scipy_for_its_mde_or_its_monte_carlo_p() -> None:
