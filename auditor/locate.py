@@ -148,7 +148,7 @@ class _Placer:
         pos = self.blank(pos + 1)
         if self.text.startswith("]", pos):
             return pos + 1
-        targets = iter(sorted(int(token) for token in node.children if token.isdigit()))
+        targets = iter(sorted(int(token) for token in node.children if token.isdecimal()))
         target = next(targets, _PAST_ANY_INDEX)
         index = 0
         while True:

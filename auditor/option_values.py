@@ -146,7 +146,7 @@ def as_encoding(raw: Any, from_cli: bool) -> str:
 
 def as_details(raw: Any, from_cli: bool) -> str:
     text = str(raw).strip().lower()
-    if text == "all" or (text.isdigit() and int(text) >= 0):
+    if text == "all" or (text.isdecimal() and int(text) >= 0):
         return text
     raise ValueError(f"expected a number or 'all', got {raw!r}")
 

@@ -244,7 +244,7 @@ def _more(rule: Rule, count: int, what: str, first: str) -> Finding:
 
 def _pointer_key(pointer: str) -> list[tuple[int, int | str]]:
     # Array indices sort numerically (per_seed/2 before per_seed/10).
-    return [(0, int(t)) if t.isdigit() else (1, t) for t in pointer.split("/")[1:]]
+    return [(0, int(t)) if t.isdecimal() else (1, t) for t in pointer.split("/")[1:]]
 
 
 def _violations(errors: Iterable[ValidationError], root: str) -> Iterator[Finding]:

@@ -146,6 +146,7 @@ def test_of_several_bad_keys_the_first_in_definition_order_is_reported(tables: l
     ({"timeout": "inf"}, "--timeout: expected a number, got inf"),
     ({"rtol": "-1"}, "--rtol: expected a non-negative number, got -1"),
     ({"details": "-1"}, "--details: expected a number or 'all', got '-1'"),
+    ({"details": "\u00b2"}, "--details: expected a number or 'all', got '\u00b2'"),  # a digit int() refuses
     ({"encoding": "nope"}, "--encoding: unknown text encoding 'nope'"),
     ({"fail_on": "loud"}, "--fail-on: expected one of error, warning, info, never, got 'loud'"),
     ({"select": ["a3", "ZZ9"]}, "--select: unknown rule code or prefix 'ZZ9'; `auditor rules` lists them"),

@@ -146,6 +146,15 @@ def test_an_idea_with_full_is_tuned_even_when_the_flat_fields_fit_too():
     assert answer_model.bench_report is report
 
 
+def test_a_key_of_superscript_digits_is_sorted_as_a_key_not_an_index() -> None:
+    """'\u00b9' is a digit to str.isdigit but no number to int(): findings under it still sort and report."""
+    document = seed_answer("000")
+    document["bench_report"]["baseline"]["sweep"][2] = {"\u00b9": None}
+    pointers = [f.pointer for f in validate(document)]
+    under = "/bench_report/baseline/sweep/2/"
+    assert pointers == [under + "cfg", under + "mean", under + "\u00b9"]  # the missing keys, then the unknown one
+
+
 def test_models_type_each_json_number_as_their_field_declares() -> None:
     """Integers in float fields become floats, integral floats in integer fields ints, booleans stay booleans."""
     answer = seed_answer("001")

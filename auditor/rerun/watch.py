@@ -120,9 +120,9 @@ def _parse_channel(data: bytes) -> _Said:
         if words[0] == "AUDITOR-STARTED":
             keyring = next((w[len("keyring="):] for w in words[1:] if w.startswith("keyring=")), None)
             said = dataclasses.replace(said, started=True, keyring=keyring)
-        elif len(words) == 3 and words[1] == "code" and words[2].isdigit():
+        elif len(words) == 3 and words[1] == "code" and words[2].isdecimal():
             said = dataclasses.replace(said, exit_code=int(words[2]))
-        elif len(words) == 3 and words[1] == "signal" and words[2].isdigit():
+        elif len(words) == 3 and words[1] == "signal" and words[2].isdecimal():
             said = dataclasses.replace(said, signal=int(words[2]))
     header, _, body = rest.partition(b"\n")
     text = header.decode("utf-8", errors="replace")
