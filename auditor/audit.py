@@ -52,10 +52,10 @@ def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[Audi
     idea = arm_view(report, "idea", report_pointer)
     problems: list[Finding] = []
     recomputed = None
-    n = baseline.per_seed.size
+    n = len(baseline.per_seed)
     # Unpaired arms (A301 says so) are not recomputed; arrays over --max-seeds
     # never get here, the schema stage refuses them (S201).
-    if n == idea.per_seed.size and n > 0:
+    if n == len(idea.per_seed) and n > 0:
         try:
             recomputed = recompute(
                 baseline.per_seed,

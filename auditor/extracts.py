@@ -39,7 +39,7 @@ def cross_facts(ctx: AuditContext) -> dict[str, Any]:
         "track": report.track,
         "model": report.model,
         "baseline_cfg": ctx.baseline.best_cfg,
-        "baseline_per_seed": [float(v) for v in ctx.baseline.per_seed],
+        "baseline_per_seed": list(ctx.baseline.per_seed),
         "baseline_pointer": ctx.baseline.stats_pointer + "/per_seed",
         "verdict_pointer": ctx.pointer("comparison", "verdict"),
     }
@@ -110,8 +110,8 @@ def figure_data(ctx: AuditContext) -> dict[str, Any]:
     """The per-seed values (two lists of n floats), sweeps, configs and verdict sentence of one answer."""
     verdict = ctx.answer.verdict if ctx.answer is not None else None
     return {
-        "baseline_per_seed": [float(v) for v in ctx.baseline.per_seed],
-        "idea_per_seed": [float(v) for v in ctx.idea.per_seed],
+        "baseline_per_seed": list(ctx.baseline.per_seed),
+        "idea_per_seed": list(ctx.idea.per_seed),
         "lower_is_better": bool(ctx.lower_is_better),
         "baseline_cfg": ctx.baseline.best_cfg,
         "idea_cfg": ctx.idea.best_cfg,

@@ -24,8 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-import numpy as np
-
 Convert = Callable[[Any], Any]
 
 _new = object.__new__
@@ -270,7 +268,7 @@ class ArmView:
 
     name: str  # "baseline" | "idea"
     stats: SeedStats
-    per_seed: np.ndarray  # shape (n,), float64
+    per_seed: tuple[float, ...]  # the n per-seed values, in seed order
     stats_pointer: str
     best_cfg: dict[str, Any] | None
     cfg_pointer: str | None
@@ -294,7 +292,7 @@ def arm_view(report: BenchReport, name: str, report_pointer: str) -> ArmView:
     return ArmView(
         name=name,
         stats=stats,
-        per_seed=np.array(stats.per_seed, dtype=np.float64),
+        per_seed=tuple(stats.per_seed),
         stats_pointer=stats_pointer,
         best_cfg=cfg,
         cfg_pointer=cfg_pointer if cfg is not None else None,

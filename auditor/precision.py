@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from operator import add
-from typing import Iterable
-
-import numpy as np
 
 # Unit roundoff of IEEE binary64 and binary32.
 U64 = 2.0**-53
@@ -43,7 +41,13 @@ FLOAT32_MAX = 3.4028234663852886e38
 _NUMPY_SUM_BLOCK = 128
 
 
-def float64_sum(values: list[float]) -> float:
+def as_floats(values: Iterable[float]) -> list[float]:
+    """``values`` (floats, ints, a numpy array) as a list of Python floats, the values numpy's ``float64``
+    conversion gives: the arithmetic is then Python's, and no numpy scalar reaches a message or the output."""
+    return list(map(float, values))
+
+
+def float64_sum(values: Sequence[float]) -> float:
     """``float(np.sum(np.array(values)))`` bit for bit, without numpy's per-call cost.
 
     The auditor's statistics are numpy's (its pairwise order of additions), but on
@@ -58,6 +62,8 @@ def float64_sum(values: list[float]) -> float:
     if count < 8:
         return reduce(add, values, 0.0)
     if count > _NUMPY_SUM_BLOCK:
+        import numpy as np  # imported here: an answer of a few seeds never needs it
+
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is for the caller to judge
             return float(np.add.reduce(np.array(values, dtype=np.float64)))
     whole = count - count % 8

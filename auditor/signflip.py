@@ -4,24 +4,26 @@ The exact test enumerates all 2^n sign patterns by meet-in-the-middle: the sums
 of each half, matched by binary search, never all 2^n at once.  Ties between
 signed sums are decided within the float noise of the arithmetic (none when
 every sum is exact), and the honest range of p (:class:`PBand`) also counts the
-near-ties float32 arithmetic would make.  Leave-one-out p-values (E702) are
-read off one enumeration when the sums are exact.
+near-ties float32 arithmetic would make.  Leave-one-out p-values (E702) share
+one split of the seeds into halves when the sums are exact.
 
-Pure functions over numpy arrays, no I/O; how far sums may drift and when they
-are exact is :mod:`auditor.signflip_ties`.  :mod:`auditor.stats` re-exports
-what the rest of the auditor uses.
+Pure functions over sequences of floats (a tuple, a list, a numpy array), no I/O.
+An answer of up to 16 seeds is tested on Python floats alone; numpy is imported
+only for the larger halves of the exact test and for the randomized test above
+the exact limit.
+How far sums may drift and when they are exact is :mod:`auditor.signflip_ties`.
+:mod:`auditor.stats` re-exports what the rest of the auditor uses.
 """
 
 from __future__ import annotations
 
-import functools
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import repeat
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from .precision import U32, U64, float64_sum
+from .precision import U32, U64, as_floats, float64_sum
 from .signflip_ties import (
     SumExactness,
     TieScale,
@@ -29,6 +31,9 @@ from .signflip_ties import (
     sums_are_exact,
     tie_tolerance,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Ties between signed sums are decided with a tolerance scaled to the float
 # noise of the arithmetic (see :func:`tie_tolerance`), never to a fixed
@@ -79,6 +84,8 @@ class SignFlipResult:
 
 def signed_sums(d: np.ndarray) -> np.ndarray:
     """All 2^k sums of +-d_i, shape (2^k,) for ``d`` of shape (k,); the set is symmetric about 0."""
+    import numpy as np
+
     sums = np.zeros(1)
     for x in d:
         sums = np.concatenate((sums + x, sums - x))
@@ -97,12 +104,13 @@ def _signed_sums_list(values: list[float]) -> list[float]:
 
 
 # Halves of up to 2^8 sums are enumerated and searched as Python floats: at that
-# size numpy's per-call overhead is most of the work (n <= 16, every E702 test).
+# size numpy's per-call overhead is most of the work, and an answer of up to 16
+# seeds never imports numpy.
 LIST_HALF_MAX_N = 8
 
 
 class _MeetInTheMiddle:
-    """Counts sign patterns of ``d``, shape (n,), whose signed sum clears a threshold.
+    """Counts sign patterns of the n ``values`` whose signed sum clears a threshold.
 
     The 2^n sums are never formed: the first half's 2^(n//2) sums are matched
     against the second half's sorted sums by binary search.  Small halves are
@@ -110,14 +118,16 @@ class _MeetInTheMiddle:
     (:func:`_signed_sums_list`, ``threshold - left``), so they give the same counts.
     """
 
-    def __init__(self, d: np.ndarray, values: list[float] | None = None) -> None:
-        half = d.size // 2
-        self.in_lists = d.size - half <= LIST_HALF_MAX_N
+    def __init__(self, values: list[float]) -> None:
+        half = len(values) // 2
+        self.in_lists = len(values) - half <= LIST_HALF_MAX_N
         if self.in_lists:
-            values = d.tolist() if values is None else values
             self.left: list[float] | np.ndarray = _signed_sums_list(values[:half])
             self.right: list[float] | np.ndarray = sorted(_signed_sums_list(values[half:]))
         else:
+            import numpy as np
+
+            d = np.array(values)
             # Both halves sorted: the binary searches then probe ascending needles,
             # which keeps them in cache (7x faster at n = 40 than unsorted needles).
             with np.errstate(over="ignore", invalid="ignore"):  # huge sums overflow quietly, as Python floats do
@@ -131,6 +141,8 @@ class _MeetInTheMiddle:
             search = bisect_left if side == "left" else bisect_right
             needles = [threshold - left for left in self.left]
             return sum(map(search, repeat(self.right, len(needles)), needles))
+        import numpy as np
+
         with np.errstate(over="ignore", invalid="ignore"):
             needles = threshold - self.left  # ascending
         return int(np.searchsorted(self.right, needles, side=side).sum())
@@ -165,8 +177,10 @@ def _exact_counts(
     return two_loose, two_strict, one_loose, one_strict
 
 
-def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, bands: bool) -> SignFlipResult:
-    """Enumerate all 2^n sign patterns of ``d``, shape (n,), n <= :data:`EXACT_MAX_N_CAP`.
+def _exact_sign_flip(
+    values: list[float], base_values: list[float] | None, idea_values: list[float] | None, bands: bool
+) -> SignFlipResult:
+    """Enumerate all 2^n sign patterns of the n <= :data:`EXACT_MAX_N_CAP` differences ``values``.
 
     When every sum is exact in float64 (integer counts, float32 metrics) ties
     are decided exactly, with no tolerance; otherwise within float64 noise.
@@ -175,9 +189,6 @@ def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarra
     numpy's per-call cost would dominate); every sum is still numpy's
     (:func:`~auditor.precision.float64_sum` keeps its order).
     """
-    values = d.tolist()
-    base_values = None if baseline is None else baseline.tolist()
-    idea_values = None if idea is None else idea.tolist()
     observed_sum = float64_sum(values)
     abs_sum = float64_sum(list(map(abs, values)))
     if 0.0 in values:
@@ -186,7 +197,7 @@ def _exact_sign_flip(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarra
     else:
         nonzero = values
         exactness = SumExactness(nonzero, abs_sum)
-    counter = _MeetInTheMiddle(d, values)
+    counter = _MeetInTheMiddle(values)
     n_patterns = counter.n_patterns
     observed_group = 2 ** (len(values) - len(nonzero))
     exact_inputs = exact_differences(base_values, idea_values, values)
@@ -236,19 +247,22 @@ def _clopper_pearson(hits: int, trials: int, confidence: float) -> PBand:
 
 
 def _randomized_sign_flip(
-    d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, resamples: int, seed: int
+    values: list[float], base_values: list[float] | None, idea_values: list[float] | None, resamples: int, seed: int
 ) -> SignFlipResult:
-    """Monte-Carlo sign-flip test of ``d``, shape (n,), with bounded cost.
+    """Monte-Carlo sign-flip test of the n differences ``values``, with bounded cost.
 
     The number of resamples is capped so that resamples * n stays under
     ``RANDOMIZED_MAX_CELLS``.  p = (hits + 1) / (B + 1), counting the observed
     pattern, so an estimate is never zero.
     """
+    import numpy as np  # only above the exact limit, where the draws are vectorised
+
+    d = np.array(values)
     n = d.size
     budget = max(RANDOMIZED_MIN_RESAMPLES, RANDOMIZED_MAX_CELLS // max(n, 1))
     resamples = max(1, min(resamples, budget))
     rng = np.random.default_rng(seed)
-    tol = tie_tolerance(d, baseline, idea, U64)
+    tol = tie_tolerance(values, base_values, idea_values, U64)
     observed_sum = float(d.sum())
     size = abs(observed_sum)
     chunk = max(1, min(resamples, 4_000_000 // max(n, 1)))
@@ -281,67 +295,89 @@ def _randomized_sign_flip(
 
 
 def sign_flip_test(
-    d: np.ndarray,
+    d: Iterable[float],
     *,
     exact_max_n: int = EXACT_MAX_N_CAP,
     resamples: int = 100_000,
     seed: int = 0,
-    baseline: np.ndarray | None = None,
-    idea: np.ndarray | None = None,
+    baseline: Iterable[float] | None = None,
+    idea: Iterable[float] | None = None,
     bands: bool = True,
 ) -> SignFlipResult:
-    """Two-sided paired sign-flip test on mean(d); ``d`` has shape (n,).
+    """Two-sided paired sign-flip test on the mean of the n differences ``d``.
 
     The one place that chooses between the exact and the randomized path:
     exact enumeration for n <= ``exact_max_n`` (at most :data:`EXACT_MAX_N_CAP`),
     a seeded randomized test above, whose cost is capped too: any n is bounded.
-    ``baseline`` and ``idea``, shape (n,), are the values ``d`` came from: their
+    ``baseline`` and ``idea``, n values each, are the values ``d`` came from: their
     magnitudes set the tie tolerance.  ``bands=False`` skips the honest-range
     bands (leave-one-out tests need the p alone).
     """
-    d = np.asarray(d, dtype=np.float64)
-    if d.size == 0:
+    values = as_floats(d)
+    base_values = None if baseline is None else as_floats(baseline)
+    idea_values = None if idea is None else as_floats(idea)
+    if not values:
         return SignFlipResult(1.0, 1.0, "exact", 1, PBand(1.0, 1.0), PBand(1.0, 1.0), 0)
-    if d.size <= min(exact_max_n, EXACT_MAX_N_CAP):
-        return _exact_sign_flip(d, baseline, idea, bands)
+    if len(values) <= min(exact_max_n, EXACT_MAX_N_CAP):
+        return _exact_sign_flip(values, base_values, idea_values, bands)
+    import numpy as np  # the randomized test's draws are vectorised
+
     with np.errstate(over="ignore", invalid="ignore"):  # huge sums overflow quietly, as in the exact test
-        return _randomized_sign_flip(d, baseline, idea, resamples, seed)
+        return _randomized_sign_flip(values, base_values, idea_values, resamples, seed)
 
 
-# Leave-one-out p-values are derived from one enumeration of all 2^n sums up to
-# this n (a 2^n x n table); above it, each comes from its own exact test.
-LEAVE_ONE_OUT_SHARED_MAX_N = 16
+# Leave-one-out p-values share one split of the seeds into halves of Python floats
+# up to this n (when every sum is exact); above it, each comes from its own test.
+LEAVE_ONE_OUT_SHARED_MAX_N = 2 * LIST_HALF_MAX_N
 
 
-def leave_one_out_p_values(d: np.ndarray, *, exact_max_n: int = EXACT_MAX_N_CAP) -> list[float]:
-    """Two-sided p of the sign-flip test on ``d`` with seed k left out, for every k; ``d`` has shape (n,), n >= 2.
+def leave_one_out_p_values(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N_CAP) -> list[float]:
+    """Two-sided p of the sign-flip test on the n >= 2 differences ``d`` with seed k left out, for every k.
 
-    Each equals ``sign_flip_test(np.delete(d, k), exact_max_n=exact_max_n, bands=False).p_two_sided``.
+    Each equals ``sign_flip_test(others, exact_max_n=exact_max_n, bands=False).p_two_sided``.
     When every signed sum of ``d`` is exact in float64 (integer counts, float32
     metrics, most printed decimals), so is every sum without one seed, whatever the
-    order of additions: then all n tests are read off one enumeration of ``d``'s
-    sums, where a sum with d_k's sign + minus d_k is a sum of the others.
+    order of additions, and no tie needs a tolerance: then the n counts share the
+    enumerated halves of one split (:func:`_exact_leave_one_out`).
     """
-    d = np.asarray(d, dtype=np.float64)
-    n = d.size
+    values = as_floats(d)
+    n = len(values)
     shared = n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP) and n <= LEAVE_ONE_OUT_SHARED_MAX_N
-    if not (shared and sums_are_exact(d, U64)):
-        return [sign_flip_test(np.delete(d, k), exact_max_n=exact_max_n, bands=False).p_two_sided for k in range(n)]
-    signs, with_plus = _sign_patterns(n)
-    sums = signs @ d  # exact, so the order of additions does not matter
-    rest_sizes = np.abs(float(d.sum()) - d)  # |sum of the others|, exact
-    at_least = (np.abs(sums[:, None] - d) >= rest_sizes) & with_plus
-    n_patterns = 2 ** (n - 1)
-    return [count / n_patterns for count in at_least.sum(axis=0).tolist()]
+    if shared and sums_are_exact(values, U64):
+        return _exact_leave_one_out(values)
+    others = (values[:k] + values[k + 1 :] for k in range(n))
+    return [sign_flip_test(rest, exact_max_n=exact_max_n, bands=False).p_two_sided for rest in others]
 
 
-@functools.cache
-def _sign_patterns(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """All 2^n sign patterns as rows of +-1.0, shape (2^n, n), and where each sign is +."""
-    with_plus = (np.arange(2**n)[:, None] >> np.arange(n)) & 1 == 0
-    signs = np.where(with_plus, 1.0, -1.0)
-    signs.flags.writeable = with_plus.flags.writeable = False  # shared by every call
-    return signs, with_plus
+def _exact_leave_one_out(values: list[float]) -> list[float]:
+    """:func:`leave_one_out_p_values` of differences whose signed sums are all exact, halves in lists.
+
+    The others' sums are matched as in :class:`_MeetInTheMiddle`: the sums of the
+    left-out seed's half that give it a + sign, less the seed (the half's sums
+    without it), against the other half's sorted sums.  Exact sums make any split
+    count the same patterns as the test's own: each needle ``size - left`` is
+    exact, or beyond every sum it is matched with both before and after rounding.
+    """
+    half = len(values) // 2
+    halves = (values[:half], values[half:])
+    sums = [_signed_sums_list(part) for part in halves]
+    sorted_sums = [sorted(part_sums) for part_sums in sums]
+    total = float64_sum(values)
+    n_patterns = 2 ** (len(values) - 1)
+    p_values = []
+    for k, x in enumerate(values):
+        size = abs(total - x)  # |sum of the others|, exact
+        own = k >= half  # the half that holds seed k
+        part_sums, right = sums[own], sorted_sums[not own]
+        # _signed_sums_list gives the sums with this seed's + sign in runs of 2^j, every 2^(j+1).
+        run = 1 << (k - half if own else k)
+        below = 0
+        for start in range(0, len(part_sums), 2 * run):
+            for with_plus in part_sums[start : start + run]:
+                below += bisect_left(right, size - (with_plus - x))
+        # As _exact_counts with exact ties: every pattern when the others sum to zero, else both tails.
+        p_values.append(1.0 if size <= 0 else 2 * (n_patterns - below) / n_patterns)
+    return p_values
 
 
 def min_two_sided_p(n_nonzero: int) -> float:

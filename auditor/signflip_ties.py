@@ -3,31 +3,33 @@
 A tie between two signed sums is decided within the float noise of the arithmetic
 (:func:`tie_tolerance`), or exactly when every sum is exact (:func:`sums_are_exact`:
 integer counts, float32 metrics, most printed decimals).  The work is done on
-Python floats (the exact test's n <= 40, where numpy's per-call cost would dominate);
-every sum is still numpy's (:func:`float64_sum` keeps its pairwise order), so no
-tolerance moves by an ulp.  Used by :mod:`auditor.signflip`.
+Python floats (the exact test's n <= 40, where numpy's per-call cost would dominate,
+and an answer of a few seeds need not import numpy at all); every sum is still
+numpy's (:func:`float64_sum` keeps its pairwise order), so no tolerance moves by an
+ulp.  Used by :mod:`auditor.signflip`.
 """
 
 from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Iterable
 from operator import add, eq, itemgetter, sub
 
-import numpy as np
-
-from .precision import ACCUMULATION_SAFETY, U32, U64, float64_sum
+from .precision import ACCUMULATION_SAFETY, U32, U64, as_floats, float64_sum
 
 
-def tie_tolerance(d: np.ndarray, baseline: np.ndarray | None, idea: np.ndarray | None, unit: float) -> float:
-    """How far a signed sum of ``d``, shape (n,), may drift in a format with unit roundoff ``unit``.
+def tie_tolerance(
+    d: Iterable[float], baseline: Iterable[float] | None, idea: Iterable[float] | None, unit: float
+) -> float:
+    """How far a signed sum of the n differences ``d`` may drift in a format with unit roundoff ``unit``.
 
     Summation: n·u·sum|d|.  Inputs: each d_i = idea_i - baseline_i was taken from
     values that may not be exact in that format (decimals like 0.9012 in
     float32), u·(|idea_i| + |baseline_i|) each.  A float32 value is exact in float32.
     """
-    operands = (None, None) if baseline is None or idea is None else (baseline.tolist(), idea.tolist())
-    return TieScale(d.tolist(), *operands).tolerance(unit)
+    operands = (None, None) if baseline is None or idea is None else (as_floats(baseline), as_floats(idea))
+    return TieScale(as_floats(d), *operands).tolerance(unit)
 
 
 class TieScale:
@@ -86,14 +88,14 @@ def float32_holds(values: list[float]) -> bool:
     return array("f", values).tolist() == values
 
 
-def sums_are_exact(d: np.ndarray, unit: float) -> bool:
-    """True when every signed sum of ``d``, shape (n,), is exact in a format with unit roundoff ``unit``.
+def sums_are_exact(d: Iterable[float], unit: float) -> bool:
+    """True when every signed sum of the differences ``d`` is exact in a format with unit roundoff ``unit``.
 
     Integer counts and float32 metrics give differences that are multiples of
     one power of two; while sum|d| stays within the format's mantissa, every
     partial sum is exact and no summation order can break a tie.
     """
-    return SumExactness([x for x in d.tolist() if x != 0]).exact_in(unit)
+    return SumExactness([x for x in as_floats(d) if x != 0]).exact_in(unit)
 
 
 class SumExactness:

@@ -1,9 +1,10 @@
 """Pure recomputation of the statistics an answer reports.
 
-Small functions over numpy arrays, no I/O.  The arithmetic is numpy's, done on
-Python floats in numpy's order (:func:`~auditor.precision.float64_sum`): the same
-bits without numpy's per-call cost on the few values of an answer, and overflow
-is quiet (it is checked on the results).  The facts below were established
+Small functions over sequences of floats (an arm's per-seed tuple, a list, a
+numpy array), no I/O.  The arithmetic is numpy's, done on Python floats in
+numpy's order (:func:`~auditor.precision.float64_sum`): the same bits without
+importing numpy or paying its per-call cost on the few values of an answer, and
+overflow is quiet (it is checked on the results).  The facts below were established
 from the stored real answers (``shared/seeds``) and are the reference the
 arithmetic rules check against:
 
@@ -33,13 +34,12 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from operator import sub
-
-import numpy as np
+from operator import sub, truediv
 
 from . import t_table
-from .precision import U32, U64, agrees, float64_sum, std_noise
+from .precision import U32, U64, agrees, as_floats, float64_sum, std_noise
 from .signflip import (
     EXACT_MAX_N_CAP,
     LEAVE_ONE_OUT_SHARED_MAX_N,
@@ -77,6 +77,7 @@ __all__ = [  # the sign-flip test lives in auditor.signflip; these names stay im
     "decide_verdict",
     "leave_one_out_p_values",
     "mde_halfwidth",
+    "mean_ratio",
     "min_two_sided_p",
     "recompute",
     "sign_flip_test",
@@ -115,7 +116,7 @@ def values_close(claimed: float, recomputed: float, *, rtol: float = RTOL_VALUES
 
 @dataclass(frozen=True)
 class ArmSummary:
-    """Recomputed summary of one arm's per-seed values, shape (n,)."""
+    """Recomputed summary of n per-seed values: one arm's, or the paired differences."""
 
     n: int
     mean: float
@@ -124,9 +125,9 @@ class ArmSummary:
     magnitude: float = 0.0  # max |value|: what float noise of the arm's statistics scales with
 
 
-def summarize(values: np.ndarray) -> ArmSummary:
-    """Mean and both stds of ``values``, shape (n,), n >= 1: numpy's ``mean`` and ``std``, bit for bit."""
-    return _summary(np.asarray(values, dtype=np.float64).tolist())
+def summarize(values: Iterable[float]) -> ArmSummary:
+    """Mean and both stds of n >= 1 ``values``: numpy's ``mean`` and ``std``, bit for bit."""
+    return _summary(as_floats(values))
 
 
 def _summary(values: list[float]) -> ArmSummary:
@@ -156,6 +157,16 @@ def _moments(values: list[float]) -> tuple[float, float]:
     return mean, float64_sum([(x - mean) * (x - mean) for x in values])
 
 
+def mean_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:
+    """``np.mean(numerators / denominators)`` of n >= 1 pairs with no zero denominator, bit for bit.
+
+    numpy's elementwise division, then its pairwise sum divided by n; a quotient or
+    sum that overflows gives inf or NaN quietly, as numpy's would.
+    """
+    quotients = list(map(truediv, numerators, denominators))
+    return float64_sum(quotients) / len(quotients)
+
+
 def std_ddof_matching(claimed: float, summary: ArmSummary) -> int | None:
     """Which ddof (0 or 1) reproduces ``claimed``, printed and computed honestly; None when neither does."""
     for ddof, value in ((0, summary.std_population), (1, summary.std_sample)):
@@ -182,9 +193,9 @@ def t_quantile(q: float, df: int) -> float:
     return float(stdtrit(df, q))
 
 
-def mde_halfwidth(d: np.ndarray, *, confidence: float = 0.95) -> float | None:
-    """CI half-width of mean(d), shape (n,): t((1+c)/2, n-1) * sd(d, ddof=1) / sqrt(n)."""
-    values = np.asarray(d, dtype=np.float64).tolist()
+def mde_halfwidth(d: Iterable[float], *, confidence: float = 0.95) -> float | None:
+    """CI half-width of the mean of the n values ``d``: t((1+c)/2, n-1) * sd(d, ddof=1) / sqrt(n)."""
+    values = as_floats(d)
     if len(values) < 2:
         return None
     return _mde(math.sqrt(_moments(values)[1] / (len(values) - 1)), len(values), confidence)
@@ -195,12 +206,12 @@ def _mde(sd: float, n: int, confidence: float = 0.95) -> float:
     return t_quantile((1 + confidence) / 2, n - 1) * sd / math.sqrt(n)
 
 
-def count_wins(d: np.ndarray, *, lower_is_better: bool) -> int:
+def count_wins(d: Iterable[float], *, lower_is_better: bool) -> int:
     """Seeds where the idea is strictly better: d < 0 when lower is better, d > 0 otherwise."""
-    return _count_wins(np.asarray(d, dtype=np.float64).tolist(), lower_is_better)
+    return _count_wins(as_floats(d), lower_is_better)
 
 
-def _count_wins(d: list[float], lower_is_better: bool) -> int:
+def _count_wins(d: Iterable[float], lower_is_better: bool) -> int:
     return sum(map((0.0).__gt__ if lower_is_better else (0.0).__lt__, d))
 
 
@@ -219,7 +230,8 @@ class Recomputed:
     n_pairs: int
     baseline: ArmSummary
     idea: ArmSummary
-    diffs: np.ndarray  # shape (n_pairs,): idea - baseline
+    diffs: tuple[float, ...]  # the n_pairs differences idea - baseline, in seed order
+    diff_summary: ArmSummary  # of diffs: its mean is delta_mean, its std_sample the MDE's sd
     delta_mean: float
     idea_wins: int
     p_value: float
@@ -259,8 +271,8 @@ class NonFiniteStatistics(ValueError):
 
 
 def recompute(
-    baseline: np.ndarray,
-    idea: np.ndarray,
+    baseline: Iterable[float],
+    idea: Iterable[float],
     *,
     lower_is_better: bool,
     alpha: float = 0.05,
@@ -268,36 +280,36 @@ def recompute(
     resamples: int = 100_000,
     seed: int = 0,
 ) -> Recomputed:
-    """Recompute the paired comparison from per-seed values, both shape (n,), n >= 1.
+    """Recompute the paired comparison from the n >= 1 per-seed values of each arm.
 
     Raises :class:`NonFiniteStatistics` when finite inputs give non-finite
     statistics (values near the float range; the schema bounds per-seed values
     so that audited answers never get here).  An MDE or relative MDE that
     overflows (a near-zero baseline mean) is None, like one that is undefined.
     """
-    baseline = np.asarray(baseline, dtype=np.float64)
-    idea = np.asarray(idea, dtype=np.float64)
-    if baseline.shape != idea.shape or baseline.ndim != 1 or baseline.size == 0:
+    base_values, idea_values = as_floats(baseline), as_floats(idea)
+    if len(base_values) != len(idea_values) or not base_values:
         raise ValueError("baseline and idea must be non-empty vectors of the same length")
-    base_values, idea_values = baseline.tolist(), idea.tolist()
     diffs = list(map(sub, idea_values, base_values))  # idea - baseline: numpy's subtraction, bit for bit
     n = len(diffs)
-    base, idea_summary = _summary(base_values), _summary(idea_values)
-    delta, squares = _moments(diffs)
+    base, idea_summary, diff_summary = _summary(base_values), _summary(idea_values), _summary(diffs)
+    delta = diff_summary.mean
     abs_sum = float64_sum(list(map(abs, diffs)))
     if not all(map(math.isfinite, (delta, abs_sum, base.std_population, idea_summary.std_population))):
         raise NonFiniteStatistics(
             "the per-seed values are too large: their differences or spreads overflow a 64-bit float"
         )
-    d = np.array(diffs)
-    test = sign_flip_test(d, exact_max_n=exact_max_n, resamples=resamples, seed=seed, baseline=baseline, idea=idea)
-    mde = _mde(math.sqrt(squares / (n - 1)), n) if n >= 2 else None
+    test = sign_flip_test(
+        diffs, exact_max_n=exact_max_n, resamples=resamples, seed=seed, baseline=base_values, idea=idea_values
+    )
+    mde = _mde(diff_summary.std_sample, n) if n >= 2 else None
     mde_rel = 100.0 * mde / abs(base.mean) if mde is not None and base.mean != 0 else None
     return Recomputed(
         n_pairs=n,
         baseline=base,
         idea=idea_summary,
-        diffs=d,
+        diffs=tuple(diffs),
+        diff_summary=diff_summary,
         delta_mean=delta,
         idea_wins=_count_wins(diffs, lower_is_better),
         p_value=test.p_two_sided,

@@ -81,3 +81,19 @@ def test_e703_uses_practical_verdict_too(audit) -> None:
     answer["bench_report"]["comparison"]["verdict"] = "see the prose above"
     assert answer["practical_verdict"] == "no_effect"
     assert "E703" in codes(audit(as_transcript(answer)))
+
+
+def test_the_same_value_test_decides_as_numpy_did() -> None:
+    """D502/D503 compare the spread of Python floats with their largest magnitude, as the numpy expression did."""
+    import numpy as np
+
+    from auditor.rules.degenerate import SAME_VALUE_RTOL, _all_equal
+
+    rng = np.random.default_rng(5)
+    for n in range(12):
+        for values in (np.full(n, 0.5), np.full(n, -0.0), np.where(rng.random(n) < 0.5, 0.0, -0.0),
+                       np.full(n, 7.25) + rng.choice([0.0, 5e-10, 1e-9, 2e-9], n) * 7.25,  # around rtol 1e-9
+                       rng.normal(10.0, 1.0, n), np.full(n, 5e-324)):
+            expected = values.size >= 2 and float(values.max() - values.min()) <= SAME_VALUE_RTOL * max(
+                float(np.abs(values).max()), np.finfo(float).tiny)
+            assert _all_equal(tuple(values.tolist())) == expected, values

@@ -178,8 +178,8 @@ def test_leave_one_out_p_values_equal_one_test_per_seed(d: list[float]) -> None:
     assert stats.leave_one_out_p_values(d) == _leave_one_out_one_by_one(d)
 
 
-def test_leave_one_out_shares_one_enumeration_when_sums_are_exact() -> None:
-    # Float32 metrics: exact sums, so all n p-values come from one table; one seed carries the result.
+def test_leave_one_out_shares_one_split_when_sums_are_exact() -> None:
+    # Float32 metrics: exact sums, so all n p-values share one split into halves; one seed carries the result.
     baseline = np.array([10.5, 10.25, 10.75, 10.0, 10.5, 10.25, 10.0, 10.5], dtype=np.float32).astype(float)
     d = np.array([-2.0, -0.125, 0.125, -0.25, 0.125, -0.125, -0.125, -0.125])
     assert stats.sums_are_exact(d, stats.U64)
@@ -187,6 +187,24 @@ def test_leave_one_out_shares_one_enumeration_when_sums_are_exact() -> None:
     assert p == _leave_one_out_one_by_one(d)
     assert p[0] == max(p) > stats.sign_flip_test(d).p_two_sided > p[2]  # dropping the big seed hurts most
     assert stats.leave_one_out_p_values(baseline - baseline.mean()) == _leave_one_out_one_by_one(baseline - baseline.mean())
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 13, stats.LEAVE_ONE_OUT_SHARED_MAX_N])
+def test_leave_one_out_with_exact_sums_that_fill_the_mantissa(n: int) -> None:
+    """Exact sums up to 53 bits wide: a needle ``size - left`` may round, yet every count stays the rational one."""
+    rng = np.random.default_rng(n)
+    ints = [2 * int(x) for x in rng.integers(-(2**19), 2**19, n)]
+    # sum|d| stays below 2^53, so every signed sum is exact, while a needle |sum of the others| - left
+    # with the first seed negative in left reaches ~2.5 * 2^52: odd (the last seed), so it rounds (n >= 8).
+    ints[0], ints[-1] = 2**52 - 2**41 + 1, 2**51 + 1
+    d = [float(x) for x in ints]
+    assert stats.sums_are_exact(d, stats.U64)
+    expected = []
+    for k in range(n):
+        rest = ints[:k] + ints[k + 1 :]
+        size = abs(sum(rest))
+        expected.append((2 * _count_at_least_by_dp(rest, size) if size else 2 ** (n - 1)) / 2 ** (n - 1))
+    assert stats.leave_one_out_p_values(d) == expected == _leave_one_out_one_by_one(np.array(d))
 
 
 def test_leave_one_out_above_the_shared_size_and_the_exact_limit() -> None:
@@ -269,6 +287,54 @@ def test_summaries_are_numpy_bit_for_bit(n: int) -> None:
             assert stats.mde_halfwidth(values).hex() == expected_mde.hex()
 
 
+def _random_arms(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Paired arms of n values: float32 metrics, printed decimals, exact ties and zeros, or huge magnitudes."""
+    kind = n % 4
+    baseline = rng.normal(10.0, 1.5, n)
+    idea = baseline + rng.normal(-0.05, 0.2, n)
+    if kind == 1:
+        baseline, idea = (arm.astype(np.float32).astype(np.float64) for arm in (baseline, idea))
+    elif kind == 2:
+        baseline, idea = baseline.round(4), idea.round(4)
+        tie = rng.random(n) < 0.3
+        idea[tie] = baseline[tie]  # some seeds tie exactly
+    elif kind == 3:
+        baseline, idea = baseline * 1e140, idea * -1e140
+    return baseline, idea
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 16, 17, 40, 41, 128, 129, 300])
+def test_recomputed_differences_are_numpy_bit_for_bit(n: int) -> None:
+    """The differences and their summary on Python floats: numpy's own bits, whatever the input sequence type."""
+    rng = np.random.default_rng(100 + n)
+    for _ in range(5):
+        baseline, idea = _random_arms(rng, n)
+        r = stats.recompute(tuple(baseline.tolist()), tuple(idea.tolist()), lower_is_better=True, resamples=2_000)
+        d = idea - baseline
+        assert type(r.diffs) is tuple and all(type(x) is float for x in r.diffs)
+        assert [x.hex() for x in r.diffs] == [float(x).hex() for x in d]
+        assert r.delta_mean.hex() == r.diff_summary.mean.hex() == float(np.mean(d)).hex()
+        assert r.diff_summary.std_population.hex() == float(np.std(d)).hex()
+        assert r.diff_summary.magnitude == float(np.abs(d).max())
+        if n >= 2:
+            assert r.diff_summary.std_sample.hex() == float(np.std(d, ddof=1)).hex()
+        assert r.idea_wins == int(np.count_nonzero(d < 0))
+        assert r == stats.recompute(baseline, idea, lower_is_better=True, resamples=2_000)  # an ndarray: the same
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 64, 128, 129, 1_000])
+def test_mean_ratio_is_numpy_bit_for_bit(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for scale in (1e-3, 1.0, 1e150):
+        baseline, idea = _random_arms(rng, n)
+        d = (idea - baseline) * scale
+        with np.errstate(all="ignore"):
+            expected = float(np.mean(d / baseline))
+        got = stats.mean_ratio(tuple(d.tolist()), tuple(baseline.tolist()))
+        assert type(got) is float
+        assert got.hex() == expected.hex() or (math.isnan(got) and math.isnan(expected))
+
+
 def test_values_close_scale_absorbs_float32_noise() -> None:
     assert not stats.values_close(1.0e-3 + 2e-6, 1.0e-3)
     assert stats.values_close(1.0e-3 + 2e-6, 1.0e-3, scale=10.0)
@@ -278,6 +344,12 @@ def _seed_recomputed(which: str) -> stats.Recomputed:
     report = Answer.from_json(seed_answer(which)).bench_report
     base, idea = arm_view(report, "baseline", ""), arm_view(report, "idea", "")
     return stats.recompute(base.per_seed, idea.per_seed, lower_is_better=report.lower_is_better)
+
+
+def test_arm_views_hold_python_floats() -> None:
+    report = Answer.from_json(seed_answer("000")).bench_report
+    per_seed = arm_view(report, "idea", "").per_seed
+    assert type(per_seed) is tuple and len(per_seed) == 8 and all(type(v) is float for v in per_seed)
 
 
 def test_seed_000_recomputes_to_the_documented_values() -> None:

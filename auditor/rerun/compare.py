@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..findings import Finding
 from ..model import is_number, join_pointer
 from ..options import AuditOptions
@@ -254,7 +252,7 @@ def rerun_statistics(claimed: dict[str, Any], rerun: dict[str, Any], options: Au
     direction = claimed.get("metric_direction", rerun.get("metric_direction"))
     try:
         return recompute(
-            np.asarray(baseline), np.asarray(idea), lower_is_better=direction != "higher is better",
+            baseline, idea, lower_is_better=direction != "higher is better",
             alpha=options.alpha, exact_max_n=options.exact_max_n, resamples=options.resamples,
             seed=options.random_seed,
         )

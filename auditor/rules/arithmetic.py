@@ -95,7 +95,7 @@ def A301(ctx: AuditContext) -> Iterator[Finding]:
     seeds, rerun the missing seeds (or drop the unpaired ones from both arms and
     say so in `limitations`); never pad a list to make the counts agree.
     """
-    base_len, idea_len = ctx.baseline.per_seed.size, ctx.idea.per_seed.size
+    base_len, idea_len = len(ctx.baseline.per_seed), len(ctx.idea.per_seed)
     if base_len != idea_len:
         listed = ", ".join(f"{label} {value}" for label, _, value in _claimed_counts(ctx))
         yield A301.finding(
@@ -233,8 +233,8 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     r, claimed = ctx.recomputed, ctx.report.comparison.per_seed_diffs
     if r is None or claimed is None or len(claimed) != r.n_pairs:
         return  # a length mismatch is A301's
-    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed.tolist(), ctx.idea.per_seed.tolist())]
-    diffs = r.diffs.tolist()
+    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
+    diffs = r.diffs
 
     def close(value: float, k: int) -> bool:
         return agrees(value, diffs[k], mean_noise(1, scales[k], value))
@@ -245,7 +245,7 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     pointer = ctx.pointer("comparison", "per_seed_diffs")
     reversed_sign = all(close(-claimed[k], k) for k in bad)
     listed = "; ".join(
-        f"seed {k}: claimed {_fmt(claimed[k])}, idea - baseline = {_fmt(float(r.diffs[k]))}" for k in bad[:MAX_LISTED]
+        f"seed {k}: claimed {_fmt(claimed[k])}, idea - baseline = {_fmt(diffs[k])}" for k in bad[:MAX_LISTED]
     )
     more = f"; and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
     why = " (the sign is reversed: baseline - idea)" if reversed_sign else ""
@@ -254,7 +254,7 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
         f"{len(bad)} of {r.n_pairs} per_seed_diffs {verb} not idea - baseline{why}: {listed}{more}",
         pointer=f"{pointer}/{bad[0]}" if len(bad) == 1 else pointer,
         claimed=[claimed[k] for k in bad],
-        recomputed=[float(r.diffs[k]) for k in bad],
+        recomputed=[diffs[k] for k in bad],
     )
 
 
@@ -334,11 +334,11 @@ def A306(ctx: AuditContext) -> Iterator[Finding]:
     if claimed == r.idea_wins:
         return
     better = "a lower metric" if ctx.lower_is_better else "a higher metric"
-    losses = int((r.diffs > 0).sum() if ctx.lower_is_better else (r.diffs < 0).sum())
+    losses = sum(d > 0 for d in r.diffs) if ctx.lower_is_better else sum(d < 0 for d in r.diffs)
     why = ""
     if claimed == losses:
         why = " (the claim counts the seeds where the idea is worse: the direction is reversed)"
-    elif claimed == r.idea_wins + int((r.diffs == 0).sum()):
+    elif claimed == r.idea_wins + r.diffs.count(0.0):  # -0.0 counts too: it equals 0.0
         why = " (the claim counts ties as wins)"
     yield A306.finding(
         f"idea_wins is claimed as {claimed} but the idea is strictly better ({better}) on {r.idea_wins} "

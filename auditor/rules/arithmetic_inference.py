@@ -155,8 +155,8 @@ def _mde_noise(ctx: AuditContext, claimed: float) -> Noise:
     """Float noise of t·sd(d)/sqrt(n): the differences' spread and their operands' rounding."""
     r = ctx.recomputed
     n = r.n_pairs
-    factor = r.mde / float(r.diffs.std(ddof=1)) if r.mde else 0.0  # t / sqrt(n)
-    magnitude = float(abs(r.diffs).max())
+    factor = r.mde / r.diff_summary.std_sample if r.mde else 0.0  # t / sqrt(n)
+    magnitude = r.diff_summary.magnitude
     operands = max(r.baseline.magnitude, r.idea.magnitude)
     sd_claimed = claimed / factor if factor else 0.0
     sd = std_noise(n, magnitude, sd_claimed, r.mde / factor if factor else 0.0, operand_magnitude=operands)
@@ -207,10 +207,10 @@ def A309(ctx: AuditContext) -> Iterator[Finding]:
         return
     n = r.n_pairs
     hint = ""
-    sd = float(r.diffs.std(ddof=1))
+    sd = r.diff_summary.std_sample
     if sd > 0 and values_close(claimed, Z_975 * sd / math.sqrt(n), rtol=RTOL_MDE):
         hint = " (it matches z = 1.96 instead of Student's t)"
-    elif sd > 0 and values_close(claimed, r.mde * float(r.diffs.std(ddof=0)) / sd, rtol=RTOL_MDE):
+    elif sd > 0 and values_close(claimed, r.mde * r.diff_summary.std_population / sd, rtol=RTOL_MDE):
         hint = " (it matches the population sd, ddof=0, instead of the sample sd)"
     source = f"t(0.975, {n - 1})·sd(d, ddof=1)/sqrt({n}) over the per-seed differences is"
     yield report_recomputed(A309, "mde", claimed, source, r.mde, pointer=ctx.pointer("comparison", "mde"), hint=hint)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
+from operator import ne
 from typing import Iterator
-
-import numpy as np
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
@@ -18,12 +19,12 @@ from ..verdicts import Verdict
 SAME_VALUE_RTOL = 1e-9
 
 
-def _all_equal(values: np.ndarray, *, rtol: float = SAME_VALUE_RTOL) -> bool:
-    """True when every entry of ``values``, shape (n,), n >= 2, is the same number."""
-    if values.size < 2:
+def _all_equal(values: Sequence[float], *, rtol: float = SAME_VALUE_RTOL) -> bool:
+    """True when there are two or more ``values`` (finite) and all are the same number, within ``rtol``."""
+    if len(values) < 2:
         return False
-    spread = float(values.max() - values.min())
-    return spread <= rtol * max(float(np.abs(values).max()), np.finfo(float).tiny)
+    spread = max(values) - min(values)
+    return spread <= rtol * max(max(map(abs, values)), sys.float_info.min)  # min: the smallest normal double
 
 
 @check_rule("D501", "idea-identical-to-baseline", Severity.ERROR)
@@ -53,10 +54,10 @@ def D501(ctx: AuditContext) -> Iterator[Finding]:
     while its numbers equal the baseline's.
     """
     b, i = ctx.baseline.per_seed, ctx.idea.per_seed
-    if b.size == 0 or b.shape != i.shape or not np.array_equal(b, i):
+    if not b or b != i:  # tuples: equal lengths and equal values (-0.0 == 0.0, as numpy compares)
         return
     yield D501.finding(
-        f"the idea's {b.size} per-seed values are identical to the baseline's: the intervention "
+        f"the idea's {len(b)} per-seed values are identical to the baseline's: the intervention "
         "changed nothing, so no verdict about the idea can be drawn",
         pointer=ctx.idea.stats_pointer + "/per_seed",
         claimed=ctx.report.comparison.verdict,
@@ -89,13 +90,13 @@ def D502(ctx: AuditContext) -> Iterator[Finding]:
     it with its own seeds.
     """
     r = ctx.recomputed
-    if r is None or r.n_pairs < 2 or not _all_equal(r.diffs) or np.all(r.diffs == 0):
+    if r is None or r.n_pairs < 2 or not _all_equal(r.diffs) or not any(r.diffs):  # all zero: D501's
         return
     yield D502.finding(
-        f"all {r.n_pairs} per-seed differences equal {float(r.diffs[0]):.6g}: a constant shift on "
+        f"all {r.n_pairs} per-seed differences equal {r.diffs[0]:.6g}: a constant shift on "
         "every seed is not the variation of independent runs",
         pointer=ctx.pointer("comparison", "per_seed_diffs"),
-        recomputed=float(r.diffs[0]),
+        recomputed=r.diffs[0],
     )
 
 
@@ -125,10 +126,10 @@ def D503(ctx: AuditContext) -> Iterator[Finding]:
     for arm in ctx.arms():
         if _all_equal(arm.per_seed):
             yield D503.finding(
-                f"all {arm.per_seed.size} seeds of the {arm.name} give the same metric "
-                f"{float(arm.per_seed[0]):.10g}: the seed was not applied or the metric is constant",
+                f"all {len(arm.per_seed)} seeds of the {arm.name} give the same metric "
+                f"{arm.per_seed[0]:.10g}: the seed was not applied or the metric is constant",
                 pointer=arm.stats_pointer + "/per_seed",
-                recomputed=float(arm.per_seed[0]),
+                recomputed=arm.per_seed[0],
             )
 
 
@@ -164,7 +165,7 @@ def D504(ctx: AuditContext) -> Iterator[Finding]:
     b, i = ctx.baseline, ctx.idea
     if not b.sweep or not i.sweep or _sweep_key(b.sweep) != _sweep_key(i.sweep):
         return
-    if b.per_seed.shape == i.per_seed.shape and np.array_equal(b.per_seed, i.per_seed):
+    if b.per_seed == i.per_seed:
         return  # a no-op idea: D501 already says so
     yield D504.finding(
         f"the idea's sweep ({len(i.sweep)} entries) is an exact copy of the baseline's, yet their "
@@ -209,10 +210,10 @@ def D505(ctx: AuditContext) -> Iterator[Finding]:
     significant.
     """
     b, i = ctx.baseline.per_seed, ctx.idea.per_seed
-    n = b.size
-    if n == 0 or n != i.size:
+    n = len(b)
+    if n == 0 or n != len(i):
         return
-    m = int(np.count_nonzero(i != b))
+    m = sum(map(ne, i, b))
     floor = min_two_sided_p(m)
     if m == 0 or floor <= ctx.options.alpha:
         return
@@ -235,18 +236,22 @@ def D505(ctx: AuditContext) -> Iterator[Finding]:
 DUPLICATE_MIN_DIGITS = 6
 
 
-def _resolution_digits(value: float) -> int:
-    """Significant digits ``value`` carries: its shortest repr, or its float32 repr when it is a float32."""
+def _carries_digits(value: float, wanted: int) -> bool:
+    """``value`` carries at least ``wanted`` significant digits: in its shortest repr and,
+    when it is a float32, in its float32 repr too (printed as a double, it shows digits it never had)."""
     import struct
 
     from ..precision import near_float32, printed
 
-    digits = printed(value).digits
-    if near_float32(value):
-        as32 = struct.unpack("f", struct.pack("f", value))[0]
-        shortest32 = np.format_float_positional(np.float32(as32), unique=True, trim="-")
-        digits = min(digits, len(shortest32.lstrip("-").replace(".", "").lstrip("0")) or 1)
-    return digits
+    if printed(value).digits < wanted:
+        return False
+    if not near_float32(value):
+        return True
+    import numpy as np  # Python has no float32 repr; only a long value duplicated in both arms gets here
+
+    as32 = struct.unpack("f", struct.pack("f", value))[0]
+    shortest32 = np.format_float_positional(np.float32(as32), unique=True, trim="-")
+    return (len(shortest32.lstrip("-").replace(".", "").lstrip("0")) or 1) >= wanted
 
 
 @check_rule("D506", "duplicated-seed", Severity.ERROR)
@@ -277,18 +282,18 @@ def D506(ctx: AuditContext) -> Iterator[Finding]:
     one training.
     """
     b, i = ctx.baseline.per_seed, ctx.idea.per_seed
-    if b.size < 2 or b.shape != i.shape:
+    if len(b) < 2 or len(b) != len(i):
         return
     first_seen: dict[tuple[float, float], int] = {}
     groups: dict[int, list[int]] = {}
-    for k, pair in enumerate(zip(b.tolist(), i.tolist())):
+    for k, pair in enumerate(zip(b, i)):
         if pair in first_seen:
             groups.setdefault(first_seen[pair], [first_seen[pair]]).append(k)
         else:
             first_seen[pair] = k
     for first, seeds in groups.items():
-        base, idea = float(b[first]), float(i[first])
-        if min(_resolution_digits(base), _resolution_digits(idea)) < DUPLICATE_MIN_DIGITS:
+        base, idea = b[first], i[first]
+        if not (_carries_digits(base, DUPLICATE_MIN_DIGITS) and _carries_digits(idea, DUPLICATE_MIN_DIGITS)):
             continue
         listed = ", ".join(map(str, seeds))
         yield D506.finding(

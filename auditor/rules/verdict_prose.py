@@ -9,12 +9,11 @@ import math
 from itertools import islice
 from typing import Any, Iterator
 
-import numpy as np
-
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import join_pointer
 from ..prose import RelativeChangeClaim, Reported, extract_claims
+from ..stats import mean_ratio
 
 # Nested metrics deeper than this are not prose anyone reads.
 MAX_METRICS_DEPTH = 8
@@ -94,9 +93,9 @@ def _relative_references(ctx: AuditContext, claim: RelativeChangeClaim) -> list[
     deltas = _finite([c.delta_mean, idea - base] + ([r.delta_mean] if r is not None else []))
     means = _finite([base, idea] + ([r.baseline.mean, r.idea.mean] if r is not None else []))
     refs = [100.0 * abs(d) / abs(m) for d in deltas for m in means if m != 0]
-    if r is not None and ctx.baseline.per_seed.shape == r.diffs.shape and np.all(ctx.baseline.per_seed != 0):
-        with np.errstate(all="ignore"):
-            refs.append(float(100.0 * abs(np.mean(r.diffs / ctx.baseline.per_seed))))
+    base_values = ctx.baseline.per_seed
+    if r is not None and len(base_values) == r.n_pairs and all(base_values):  # all: no zero to divide by
+        refs.append(100.0 * abs(mean_ratio(r.diffs, base_values)))  # an overflow is dropped below
     if means and all(0.0 <= m <= 1.0 for m in means):
         refs += [100.0 * abs(d) for d in deltas]
     elif claim.may_be_percentage_points and means and all(0.0 <= m <= 100.0 for m in means):
@@ -109,7 +108,8 @@ def _delta_sign(ctx: AuditContext) -> int:
     delta all agree on the sign of the idea's change, else 0."""
     c, r = ctx.report.comparison, ctx.recomputed
     deltas = [c.delta_mean, ctx.idea.stats.mean - ctx.baseline.stats.mean]
-    signs = {int(np.sign(d)) for d in deltas + ([r.delta_mean] if r is not None else [])}
+    # The sign of each (-1, 0 or 1); never NaN: the means are finite.
+    signs = {(d > 0) - (d < 0) for d in deltas + ([r.delta_mean] if r is not None else [])}
     return signs.pop() if len(signs) == 1 and 0 not in signs else 0
 
 
