@@ -10,7 +10,7 @@ from typing import Any
 
 from .model import Answer, ArmView, BenchReport, join_pointer
 from .options import AuditOptions
-from .pvalues import PAgreement, agreement
+from .pvalues import PAgreement, exact_agreement, monte_carlo_agreement
 from .stats import Recomputed
 from .verdicts import Verdict, classify_verdict
 
@@ -85,8 +85,13 @@ class AuditContext:
         r = self.recomputed
         if r is None:
             return None
-        return agreement(
-            self.report.comparison.p_value,
+        claimed = self.report.comparison.p_value
+        # Most claims are the exact p: the prose is read for resample counts only when one is not.
+        exact = exact_agreement(claimed, r.p_band)
+        if exact is not None:
+            return exact
+        return monte_carlo_agreement(
+            claimed,
             r.p_band,
             stated_resamples=self.stated_resamples,
             assumed_resamples=self.options.mc_resamples,

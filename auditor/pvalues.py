@@ -37,6 +37,8 @@ from .strings import plural
 # Resample counts agents use when they do not say (numpy loops, scipy's 9,999).
 COMMON_RESAMPLES = (999, 1_000, 2_000, 4_999, 5_000, 9_999, 10_000, 20_000, 50_000, 99_999, 100_000,
                     200_000, 500_000, 1_000_000)
+# The counts in the order they are tried.
+_COMMON_SORTED = tuple(sorted(set(COMMON_RESAMPLES)))
 # Two-sided miss probability of the binomial interval a Monte-Carlo claim must lie in (99.9%).
 MC_MISS = 0.001
 # Slack, in hits, for float error in claim * B (a 17-digit claim of 295/20000).
@@ -82,7 +84,9 @@ def _hit_range(claimed: float, half_unit: float, resamples: int, convention: Con
     """Integer hit counts whose estimate prints as ``claimed``; None when there are none."""
     offset, scale = convention.offset, convention.scale
     denominator = resamples + offset
-    slack = HITS_SLACK * max(1.0, claimed * denominator)
+    scaled_claim = claimed * denominator
+    # A claim may try some 50 counts and conventions: a comparison here costs half of max().
+    slack = HITS_SLACK * (scaled_claim if scaled_claim > 1.0 else 1.0)  # noqa: FURB136
     low = math.ceil((claimed - half_unit) * denominator / scale - offset - slack)
     if claimed + half_unit >= 1.0 and scale > 1:
         high = resamples  # the estimate is capped at 1: every count above the cap prints as 1
@@ -157,6 +161,48 @@ def _falling_tail_reaches(k: int, n: int, p: float, level: float, *, upper: bool
         i += step
 
 
+def _claim_half_unit(claimed: float) -> float:
+    """Half a unit in the last printed digit of ``claimed``, widened by float noise."""
+    return printed(claimed).half_unit * (1 + 1e-9) + 2 * math.ulp(claimed or 1.0)
+
+
+def exact_agreement(claimed: float, band: PBand) -> PAgreement | None:
+    """What :func:`agreement` says when no resample count matters: ``claimed`` is no probability, or it is
+    the exact p (printed with any rounding); None when only a Monte-Carlo estimate could explain it."""
+    if not math.isfinite(claimed) or not 0.0 <= claimed <= 1.0:
+        return PAgreement(False, "not a probability")
+    half_unit = _claim_half_unit(claimed)
+    if band.low - half_unit <= claimed <= band.high + half_unit:
+        exact = band.low - 2 * math.ulp(band.low or 1.0) <= claimed <= band.high + 2 * math.ulp(band.high or 1.0)
+        return PAgreement(True, "exact" if exact else "exact, rounded")
+    return None
+
+
+def monte_carlo_agreement(
+    claimed: float,
+    band: PBand,
+    *,
+    stated_resamples: Iterable[int] = (),
+    assumed_resamples: int | None = None,
+) -> PAgreement:
+    """What :func:`agreement` says of a probability ``claimed`` that :func:`exact_agreement` left undecided."""
+    half_unit = _claim_half_unit(claimed)
+    stated = sorted({int(b) for b in stated_resamples if b > 0})
+    if stated:
+        candidates = stated
+    elif not assumed_resamples or assumed_resamples in _COMMON_SORTED:
+        candidates = _COMMON_SORTED
+    else:
+        candidates = sorted((*_COMMON_SORTED, assumed_resamples))
+    for resamples in candidates:
+        for convention in CONVENTIONS:
+            hits = _hit_range(claimed, half_unit, resamples, convention)
+            if hits is not None and _binomial_plausible(hits, resamples, band, convention.tail):
+                return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
+    where = f"the {plural(len(stated), 'resample count')} the answer states" if stated else "the usual resample counts"
+    return PAgreement(False, f"neither the exact p nor a Monte-Carlo estimate with {where}")
+
+
 def agreement(
     claimed: float,
     band: PBand,
@@ -169,21 +215,11 @@ def agreement(
     ``band`` is the range of true two-sided p the data allow (exact: the float
     near-tie band; randomized: the auditor's own 99.9% interval).
     ``stated_resamples`` are counts the answer names; when there are none,
-    ``assumed_resamples`` and :data:`COMMON_RESAMPLES` are tried.
+    ``assumed_resamples`` and :data:`COMMON_RESAMPLES` are tried.  Callers
+    that find the stated counts in prose ask :func:`exact_agreement` first:
+    most claims are the exact p, and need no count.
     """
-    if not math.isfinite(claimed) or not 0.0 <= claimed <= 1.0:
-        return PAgreement(False, "not a probability")
-    shown = printed(claimed)
-    half_unit = shown.half_unit * (1 + 1e-9) + 2 * math.ulp(claimed or 1.0)
-    if band.low - half_unit <= claimed <= band.high + half_unit:
-        exact = band.low - 2 * math.ulp(band.low or 1.0) <= claimed <= band.high + 2 * math.ulp(band.high or 1.0)
-        return PAgreement(True, "exact" if exact else "exact, rounded")
-    stated = sorted({int(b) for b in stated_resamples if b > 0})
-    candidates = stated or sorted(set(COMMON_RESAMPLES) | ({assumed_resamples} if assumed_resamples else set()))
-    for resamples in candidates:
-        for convention in CONVENTIONS:
-            hits = _hit_range(claimed, half_unit, resamples, convention)
-            if hits is not None and _binomial_plausible(hits, resamples, band, convention.tail):
-                return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
-    where = f"the {plural(len(stated), 'resample count')} the answer states" if stated else "the usual resample counts"
-    return PAgreement(False, f"neither the exact p nor a Monte-Carlo estimate with {where}")
+    exact = exact_agreement(claimed, band)
+    if exact is not None:
+        return exact
+    return monte_carlo_agreement(claimed, band, stated_resamples=stated_resamples, assumed_resamples=assumed_resamples)

@@ -9,7 +9,8 @@ the time of a frozen dataclass.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from .numbers import (
     NUM,
@@ -136,15 +137,21 @@ def _number(m: re.Match[str], text: str) -> Reported | None:
     return parse_number(text[start:end])
 
 
-def _p_values(text: str, folded: str) -> list[PValueClaim]:
+# A test for claims a caller would let pass: extract_claims leaves them out before reading their clause.
+ClaimTest = Callable[[Any], bool]
+
+
+def _p_values(text: str, folded: str, omit: ClaimTest | None = None) -> list[PValueClaim]:
     found = []
     for m in _P_VALUE.finditer(folded):
         reported = _number(m, text)
-        start = m.start()
-        if reported is not None and not _THRESHOLD_WORDS.search(clause_before(folded, start)):
-            end = m.end()
-            # A relation in words ("of", "is") is not in _RELATIONS: it reads "=".
-            found.append(PValueClaim(text[start:end], (start, end), _RELATIONS.get(m.group("rel"), "="), reported))
+        if reported is None:
+            continue
+        start, end = m.span()
+        # A relation in words ("of", "is") is not in _RELATIONS: it reads "=".
+        claim = PValueClaim(text[start:end], (start, end), _RELATIONS.get(m.group("rel"), "="), reported)
+        if (omit is None or not omit(claim)) and not _THRESHOLD_WORDS.search(clause_before(folded, start)):
+            found.append(claim)
     return found
 
 
@@ -213,7 +220,7 @@ def _deltas(text: str, folded: str) -> list[DeltaClaim]:
     return found
 
 
-def _from_to(text: str, folded: str) -> list[FromToClaim]:
+def _from_to(text: str, folded: str, omit: ClaimTest | None = None) -> list[FromToClaim]:
     if "from" not in folded:
         return []  # the word every match holds
     found = []
@@ -224,11 +231,13 @@ def _from_to(text: str, folded: str) -> list[FromToClaim]:
             continue
         if followed_by_percent(text, m.end("a")) or followed_by_percent(text, m.end()):
             continue
-        clause = clause_before(folded, m.start()) + " " + clause_after(folded, m.end())
-        if _HYPERPARAMETER_WORDS.search(clause):
-            continue
         span = m.span()
-        found.append(FromToClaim(text[span[0] : span[1]], span, start, end))
+        claim = FromToClaim(text[span[0] : span[1]], span, start, end)
+        if omit is not None and omit(claim):
+            continue
+        clause = clause_before(folded, m.start()) + " " + clause_after(folded, m.end())
+        if not _HYPERPARAMETER_WORDS.search(clause):
+            found.append(claim)
     return found
 
 
@@ -256,19 +265,24 @@ def extract_from_to(text: str, max_chars: int | None = None) -> list[FromToClaim
     return _from_to(text, fold(text))
 
 
-def extract_claims(text: str, max_chars: int | None = None, *, context: str = "") -> ProseClaims:
+def extract_claims(
+    text: str, max_chars: int | None = None, *, context: str = "", omit: ClaimTest | None = None
+) -> ProseClaims:
     """Every numeric claim of the five kinds in ``text`` (at most ``max_chars`` scanned).
 
     ``context`` (a metrics key, say) is passed to :func:`extract_relative_changes`.
+    ``omit`` is a test for p-value and from-to claims the caller would let pass
+    (those the report agrees with): they are left out before the costly reading
+    of their clause for threshold or hyperparameter words.
     """
     if not isinstance(text, str):
         return ProseClaims([], [], [], [], [])
     text = capped(text, max_chars)
     folded = fold(text)
     return ProseClaims(
-        _p_values(text, folded),
+        _p_values(text, folded, omit),
         _wins(text, folded),
         _deltas(text, folded),
-        _from_to(text, folded),
+        _from_to(text, folded, omit),
         relative_changes(text, folded, context),
     )

@@ -22,6 +22,8 @@ _MANTISSA_EXPONENT = re.compile(
     r"([-−+]?(?:\d+(?:\.(\d+))?|\.(\d+)))(?:[eE]([-−+]?\d+)|\s?[×x]\s?10\^?([-−+]?\d+))?"
 )
 _SIGNS = ("-", "−", "+")
+# Half a unit in the last digit of a plain decimal with k decimals, for the k prose writes.
+_HALF_UNITS = tuple(0.5 * 10.0**-decimals for decimals in range(24))
 
 # A clause ends at these marks; "." only when followed by space (not a decimal point).
 CLAUSE_BREAK = re.compile(r"[,;:()\[\]\n]|\.\s")
@@ -64,7 +66,9 @@ def parse_number(text: str) -> Reported | None:
     whole, point, fraction = body.partition(".")
     if (whole.isdecimal() or (point and not whole)) and (fraction.isdecimal() or not point):
         value = float(text.replace("−", "-"))
-        return Reported(text, value, 0.5 * 10.0 ** -len(fraction)) if math.isfinite(value) else None
+        decimals = len(fraction)
+        half_unit = _HALF_UNITS[decimals] if decimals < len(_HALF_UNITS) else 0.5 * 10.0**-decimals
+        return Reported(text, value, half_unit) if math.isfinite(value) else None
     m = _MANTISSA_EXPONENT.fullmatch(text)
     if m is None:
         return None

@@ -150,7 +150,11 @@ def extract_resample_counts(text: str, max_chars: int | None = None) -> list[int
     if not isinstance(text, str):
         return []
     text = capped(text, max_chars)
-    folded = fold(text)
+    return _resample_counts(text, fold(text))
+
+
+def _resample_counts(text: str, folded: str) -> list[int]:
+    """:func:`extract_resample_counts` of ``text``, whose fold is ``folded``."""
     if not _holds_any(folded, _ANY_RESAMPLE_WORD):
         return []
     found: list[tuple[int, int]] = []
@@ -186,6 +190,15 @@ def stated_resample_counts(texts: Iterable[str], max_chars: int) -> tuple[int, .
             break
         read.append(text[:max_chars])
         max_chars -= len(text)
-    if not _holds_any(fold("\n".join(read)), _ANY_RESAMPLE_WORD):
+    # fold() maps each character on its own (str.lower looks around only a capital sigma, and not past
+    # a line break), so each text's fold is its span of the fold of all of them.
+    folded_all = fold("\n".join(read))
+    if not _holds_any(folded_all, _ANY_RESAMPLE_WORD):
         return ()  # one test for all the texts: most answers state no count
-    return tuple(dict.fromkeys(count for text in read for count in extract_resample_counts(text)))
+    counts: dict[int, None] = {}
+    start = 0
+    for text in read:
+        end = start + len(text)
+        counts.update(dict.fromkeys(_resample_counts(text, folded_all[start:end])))
+        start = end + 1  # past the line break
+    return tuple(counts)

@@ -12,7 +12,14 @@ from typing import Any, Iterator
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import join_pointer
-from ..prose import RelativeChangeClaim, Reported, extract_claims
+from ..prose import (
+    FromToClaim,
+    PValueClaim,
+    RelativeChangeClaim,
+    Reported,
+    extract_claims,
+)
+from ..prose.claims import ClaimTest
 from ..stats import mean_ratio
 
 # Nested metrics deeper than this are not prose anyone reads.
@@ -143,17 +150,43 @@ def _relative_contradiction(ctx: AuditContext, claim: RelativeChangeClaim) -> st
     return None
 
 
-def _contradictions(ctx: AuditContext, text: str, budget: int, context: str = "") -> Iterator[tuple[str, Any, Any]]:
+def _p_value_agrees(ctx: AuditContext, p: PValueClaim) -> bool:
+    c, r = ctx.report.comparison, ctx.recomputed
+    return p.consistent_with(c.p_value) or (r is not None and p.consistent_with(r.p_value))
+
+
+def _from_to_agrees(ctx: AuditContext, ft: FromToClaim) -> bool:
+    r = ctx.recomputed
+    return _matches_any(ft.start, ctx.baseline.stats.mean, r.baseline.mean if r is not None else None) and (
+        _matches_any(ft.end, ctx.idea.stats.mean, r.idea.mean if r is not None else None)
+    )
+
+
+def _agrees_with_report(ctx: AuditContext) -> ClaimTest:
+    """The test a p-value or from-to claim passes by, for extract_claims to leave such claims out early."""
+
+    def agrees(claim: PValueClaim | FromToClaim) -> bool:
+        if isinstance(claim, PValueClaim):
+            return _p_value_agrees(ctx, claim)
+        return _from_to_agrees(ctx, claim)
+
+    return agrees
+
+
+def _contradictions(
+    ctx: AuditContext, text: str, budget: int, context: str, agrees: ClaimTest
+) -> Iterator[tuple[str, Any, Any]]:
     """(message, quoted text, report value) for each claim in ``text`` the report contradicts.
 
     A prose number is accepted when it matches the report's claimed value or
     the recomputed one: prose quoting the true value is not what is wrong
-    when the report disagrees (the A3xx rules say so).
+    when the report disagrees (the A3xx rules say so).  ``agrees`` is
+    :func:`_agrees_with_report` of ``ctx``, made once per audit.
     """
     c, r = ctx.report.comparison, ctx.recomputed
-    claims = extract_claims(text, budget, context=context)
+    claims = extract_claims(text, budget, context=context, omit=agrees)
     for p in claims.p_values:
-        if not (p.consistent_with(c.p_value) or (r is not None and p.consistent_with(r.p_value))):
+        if not _p_value_agrees(ctx, p):
             yield f'the prose says "{p.text}" but comparison.p_value is {c.p_value:.10g}', p.text, c.p_value
     for w in claims.wins:
         if w.wins not in (c.idea_wins, r.idea_wins if r is not None else None):
@@ -169,9 +202,7 @@ def _contradictions(ctx: AuditContext, text: str, budget: int, context: str = ""
             )
     base, idea = ctx.baseline.stats.mean, ctx.idea.stats.mean
     for ft in claims.from_to:
-        ok_start = _matches_any(ft.start, base, r.baseline.mean if r is not None else None)
-        ok_end = _matches_any(ft.end, idea, r.idea.mean if r is not None else None)
-        if not (ok_start and ok_end):
+        if not _from_to_agrees(ctx, ft):
             yield (
                 f'the prose says "{ft.text}" but the baseline mean is {base:.10g} and the idea mean is {idea:.10g}',
                 ft.text,
@@ -232,10 +263,11 @@ def V406(ctx: AuditContext) -> Iterator[Finding]:
     report first and quote the corrected value.
     """
     budget = ctx.options.max_prose_chars
+    agrees = _agrees_with_report(ctx)
     for path, text in _prose_fields(ctx):
         if budget <= 0:
             return
-        for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(path)):
+        for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(path), agrees):
             yield V406.finding(
                 f"{message}; make the prose quote the report",
                 pointer=join_pointer("", *path),

@@ -1,0 +1,97 @@
+"""Shortcuts of the prose checks and the p agreement give what the general path gives."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor import prose
+from auditor.pvalues import CONVENTIONS, HITS_SLACK, Convention, _hit_range
+
+# p-values, from-to pairs and what makes them thresholds or hyperparameter changes, among other claims.
+_PIECES = [
+    *("p=0.01475", "p < 0.05", "p-value of 0.03", "p ≤ .001", "P = 1.0", "p=1.5e-3", "p=5%", "criterion", "if"),
+    *("from 10.93 to 10.92", "from 0.001 to 0.006", "from 90% to 91%", "lr", "epochs", "MSE", "from", "to"),
+    *("7/8 wins", "delta_mean=0.5", "a 4.1% reduction in test MSE", "improved by 2%", "and", "with"),
+    *(" ", "  ", ", ", ". ", "; ", "(", ")", "\n", "0.5", "-"),
+]
+
+
+def _omit_some(claim: prose.PValueClaim | prose.FromToClaim) -> bool:
+    """An arbitrary test that lets some claims pass and not others."""
+    return len(claim.text) % 2 == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=24).map("".join))
+def test_omitted_claims_are_only_left_out(text: str) -> None:
+    """``omit`` drops the p-value and from-to claims it holds for, and changes nothing else."""
+    everything = prose.extract_claims(text)
+    fewer = prose.extract_claims(text, omit=_omit_some)
+    assert fewer.p_values == [p for p in everything.p_values if not _omit_some(p)]
+    assert fewer.from_to == [ft for ft in everything.from_to if not _omit_some(ft)]
+    assert (fewer.wins, fewer.deltas, fewer.relative_changes) == (
+        everything.wins,
+        everything.deltas,
+        everything.relative_changes,
+    )
+
+
+def _hit_range_reference(
+    claimed: float, half_unit: float, resamples: int, convention: Convention
+) -> tuple[int, int] | None:
+    """The hit range as first written, with max() and min()."""
+    offset, scale = convention.offset, convention.scale
+    denominator = resamples + offset
+    slack = HITS_SLACK * max(1.0, claimed * denominator)
+    low = math.ceil((claimed - half_unit) * denominator / scale - offset - slack)
+    if claimed + half_unit >= 1.0 and scale > 1:
+        high = resamples
+    else:
+        high = math.floor((claimed + half_unit) * denominator / scale - offset + slack)
+    low, high = max(low, 0), min(high, resamples)
+    return (low, high) if low <= high else None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.floats(0.0, 1.0),
+    st.sampled_from([0.0, 5e-9, 5e-6, 5e-5, 5e-4, 5e-3, 0.05, 0.5]),
+    st.integers(1, 2_000_000),
+    st.sampled_from(CONVENTIONS),
+)
+def test_hit_range_matches_its_reference(claimed: float, half_unit: float, resamples: int, convention: Convention) -> None:
+    assert _hit_range(claimed, half_unit, resamples, convention) == _hit_range_reference(
+        claimed, half_unit, resamples, convention
+    )
+
+
+_RESAMPLE_PIECES = [
+    *("10,000 sign flips", "n_resamples=20000", "5k permutations", "B = 5000", "all 256 sign flips", "perm"),
+    *("ΑΣ", "Σ", "İ", "K", "ſ", "σ", " ", "\n", ". ", "-", "resampled", "1000", " times"),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(_RESAMPLE_PIECES), max_size=10).map("".join), max_size=4),
+    st.integers(0, 120),
+)
+def test_stated_resample_counts_read_each_text_alone(texts: list[str], max_chars: int) -> None:
+    """Folding all the texts at once and reading each one's span is reading each text on its own."""
+    expected: dict[int, None] = {}
+    budget = max_chars
+    for text in texts:
+        if budget <= 0:
+            break
+        expected.update(dict.fromkeys(prose.extract_resample_counts(text[:budget])))
+        budget -= len(text)
+    assert prose.stated_resample_counts(texts, max_chars) == tuple(expected)
+
+
+@given(st.integers(0, 40))
+def test_half_units_of_plain_decimals_are_the_formula(decimals: int) -> None:
+    reported = prose.parse_number("1." + "5" * decimals if decimals else "1")
+    assert reported is not None and reported.half_unit == 0.5 * 10.0**-decimals
