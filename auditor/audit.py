@@ -193,7 +193,7 @@ def _located(result: AuditResult, text: str | None, start: int | None) -> AuditR
     every check ran, so no check needs to know about the transcript's layout."""
     from .locate import with_locations
 
-    return replace(result, findings=tuple(with_locations(result.findings, text, start)))
+    return result.with_findings(tuple(with_locations(result.findings, text, start)))
 
 
 def audit_path(

@@ -4,7 +4,7 @@
 it and measures the nesting depth inside, in one pass, so that callers can
 refuse too-deep objects before :mod:`json` recurses into them and never try a
 start position twice; its work is capped at :data:`MAX_SCAN_EVENTS` brackets
-and strings.  :func:`make_decoder` builds a :class:`StrictDecoder` that turns
+and strings.  :func:`thread_decoder` gives a :class:`StrictDecoder` that turns
 the numbers JSON has no finite value for (``NaN``, ``Infinity``, ``1e999``,
 integers of hundreds of digits) into :class:`NonFinite` stand-ins, which
 :func:`replace_nonfinite` then swaps for None, recording their pointers, and
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -301,9 +302,20 @@ def _may_overflow(chunk: str) -> bool:
     return _LONG_DIGIT_RUN in shape or _LARGE_EXPONENT in shape
 
 
-def make_decoder() -> StrictDecoder:
-    """A decoder that turns non-finite numbers into :class:`NonFinite` (see :class:`StrictDecoder`)."""
-    return StrictDecoder()
+_THREAD_DECODERS = threading.local()
+
+
+def thread_decoder() -> StrictDecoder:
+    """This thread's decoder that turns non-finite numbers into :class:`NonFinite` (see :class:`StrictDecoder`).
+
+    Building one (and its C scanner) costs as much as the other checks of a
+    small answer, so each thread keeps one: its ``created`` counts across
+    decodes, and a caller compares it before and after its own.
+    """
+    decoder = getattr(_THREAD_DECODERS, "decoder", None)
+    if decoder is None:
+        decoder = _THREAD_DECODERS.decoder = StrictDecoder()
+    return decoder
 
 
 def replace_lone_surrogates(value: Any) -> Any:

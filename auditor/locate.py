@@ -384,5 +384,7 @@ def pointer_locations(text: str | None, start: int | None, pointers: Iterable[st
 def with_locations(findings: Iterable[Finding], text: str | None, start: int | None) -> list[Finding]:
     """``findings`` with the line and column of their pointers in ``text`` (one pass for all)."""
     findings = list(findings)
+    if not findings:  # a clean answer: no trie, no scan
+        return findings
     places = pointer_locations(text, start, {f.pointer for f in findings})
     return [f.at(*places[f.pointer]) for f in findings]

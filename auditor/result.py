@@ -68,6 +68,17 @@ class AuditResult:
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status(self.status))  # "pass" from a jsonl record reads as Status.PASS
 
+    def with_findings(self, findings: tuple[Finding, ...]) -> AuditResult:
+        """This result with ``findings`` instead of its own.
+
+        Its status is a :class:`Status` already, so the copy skips ``__init__``
+        and ``__post_init__`` (``dataclasses.replace`` would run both: every
+        audit's findings are placed once, after the checks).
+        """
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__, findings=findings)
+        return copy
+
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
 

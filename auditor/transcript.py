@@ -41,10 +41,10 @@ from .jsonscan import (
     count_nodes,
     line_column,
     looks_like_json,
-    make_decoder,
     nesting_depth,
     replace_nonfinite,
     scan_objects,
+    thread_decoder,
 )
 from .rules.parse import P101, P102, P103, P104, P105
 from .strings import plural
@@ -316,14 +316,13 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
     if text is None:
         return Located(None, (problem,) if problem else (), frozenset())
     sole = _sole_answer(text, max_depth)
-    if sole is not None:
-        candidates, others, failed = [sole], 0, []
-    else:
-        try:
-            spans = scan_objects(text, max_events=MAX_SCAN_EVENTS)
-        except ScanLimitExceeded as exc:
-            return Located(None, (_too_complex(text, exc),), frozenset())
-        candidates, others, failed = _decode_spans(text, spans, max_depth)
+    if sole is not None:  # the only candidate and no failure: nothing to choose or report
+        return _answer(text, sole, None)
+    try:
+        spans = scan_objects(text, max_events=MAX_SCAN_EVENTS)
+    except ScanLimitExceeded as exc:
+        return Located(None, (_too_complex(text, exc),), frozenset())
+    candidates, others, failed = _decode_spans(text, spans, max_depth)
     best_score = max((c.score for c in candidates), default=NOT_A_CANDIDATE)
     # A failed span matters when nothing parsed, or when it looks like more
     # than the best thing that did (a truncated answer around a valid inner
@@ -334,6 +333,11 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
     if not candidates:
         return Located(None, (_nothing_found(text, others),), frozenset())
     chosen, several = _choose(text, [c for c in candidates if c.score == best_score])
+    return _answer(text, chosen, several)
+
+
+def _answer(text: str, chosen: _Parsed, several: Finding | None) -> Located:
+    """The chosen answer, with its P103 finding (``several``) if any and a P104 per non-finite number."""
     findings = [several] if several is not None else []
     for pointer, literal, description in chosen.nonfinite:
         findings.append(
@@ -364,7 +368,8 @@ def _sole_answer(text: str, max_depth: int) -> _Parsed | None:
         return None  # (a "[" opens a bracket in which the scan reads quotes: it may hide the "{")
     if not looks_like_json(text, start):
         return None
-    decoder = make_decoder()
+    decoder = thread_decoder()
+    before = decoder.created
     try:
         value, end = decoder.raw_decode(text, start)
     except (ValueError, RecursionError):
@@ -377,7 +382,7 @@ def _sole_answer(text: str, max_depth: int) -> _Parsed | None:
     score = candidate_score(value)
     if score == NOT_A_CANDIDATE:
         return None
-    return _Parsed(start, value, _replace_nonfinite(decoder, 0, value), score)
+    return _Parsed(start, value, _replace_nonfinite(decoder, before, value), score)
 
 
 def _replace_nonfinite(decoder: StrictDecoder, created_before: int, value: Any) -> list[tuple[str, str, str]]:
@@ -398,7 +403,7 @@ def _decode_spans(text: str, spans: list[ObjectSpan], max_depth: int) -> tuple[l
     decoded.  Together this decodes each character a bounded number of times
     (a few), whatever the input.
     """
-    decoder = make_decoder()
+    decoder = thread_decoder()
     keys = KeyIndex(text)
     candidates: list[_Parsed] = []
     others = 0

@@ -148,6 +148,24 @@ def test_with_locations_fills_line_and_column_and_keeps_identity() -> None:
     assert Finding.from_dict(placed[0].to_dict()).column == 18
 
 
+def test_no_findings_need_no_placing() -> None:
+    assert with_locations([], "{broken", 0) == [] and with_locations(iter(()), None, None) == []
+
+
+def test_placed_result_is_the_result_with_its_findings_replaced() -> None:
+    from dataclasses import replace
+
+    from auditor.audit import _located
+
+    text = "Header\n" + json.dumps(DOCUMENT, indent=2)
+    result = audit_bytes(text.encode("utf-8"), "t.txt", AuditOptions(alpha=0.01))
+    unplaced = replace(result, findings=tuple(replace(f, line=None, column=None) for f in result.findings))
+    placed = _located(unplaced, text, text.index("{"))
+    assert placed == replace(unplaced, findings=placed.findings) and type(placed.status) is type(result.status)
+    assert [(f.line, f.column) for f in placed.findings] == [(f.line, f.column) for f in result.findings]
+    assert placed.__dict__ == {**unplaced.__dict__, "findings": placed.findings}
+
+
 def test_answer_start_is_the_answer_the_transcript_chose() -> None:
     answer = json.dumps(DOCUMENT)
     text = 'Template {"note": "x"} then {broken\n```json\n' + answer + "\n```\nthe same again: " + answer

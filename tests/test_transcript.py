@@ -275,6 +275,18 @@ def test_large_but_finite_numbers_are_kept():
     assert located.document["c"] == int("9" * 300)
 
 
+def test_p104_after_earlier_decodes_and_in_other_threads():
+    """The decoder is kept per thread: each answer's non-finite numbers are its own, whatever came before."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = ['{"verdict": "x", "a": [NaN, 1]}', '{"verdict": "x", "a": [0, 1]}', HEADER + '{"verdict": "x", "b": 1e999}']
+    expected = [run(text) for text in texts]
+    assert [f.pointer for f in expected[0].findings] == ["/a/0"] and expected[1].findings == ()
+    assert expected[1].document == {"verdict": "x", "a": [0, 1]}
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(run, texts * 50)) == expected * 50
+
+
 def test_p104_in_a_discarded_candidate_is_not_reported():
     located = run('{"verdict": NaN}\n' + BODY)
     assert located.findings == ()
