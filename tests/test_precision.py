@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from auditor.precision import (
     Noise,
@@ -101,6 +103,15 @@ def test_rtol_is_a_method_tolerance_on_top() -> None:
 def test_non_finite_never_agrees() -> None:
     assert not agrees(float("nan"), 1.0, Noise(1.0, 1.0))
     assert not agrees(1.0, float("inf"), Noise(1.0, 1.0))
+    assert not agrees(float("inf"), float("inf"), Noise(1.0, 1.0))  # equal, yet no number
+    assert not agrees(float("nan"), float("nan"), Noise(1.0, 1.0))
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False), st.floats(min_value=0.0, max_value=1.0))
+def test_a_value_equal_to_its_recomputation_always_agrees(value: float, noise: float) -> None:
+    """The exact-equality shortcut says what the tolerance says: a difference of 0 is within any slack."""
+    assert agrees(value, value, Noise(noise, noise))
+    assert agrees(value, value, Noise(0.0, 0.0), rtol=0.0)
 
 
 def test_a_printed_zero_is_a_claim_of_none() -> None:
