@@ -104,7 +104,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Finding:
     """One problem found in one answer.
 
@@ -128,14 +128,28 @@ class Finding:
     line: int | None = field(default=None, compare=False)
     column: int | None = field(default=None, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "claimed", _jsonable(self.claimed))
-        object.__setattr__(self, "recomputed", _jsonable(self.recomputed))
+    def __init__(
+        self,
+        rule: str,
+        severity: Severity,
+        message: str,
+        pointer: str = "",
+        claimed: Any = None,
+        recomputed: Any = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        # Written by hand, not by dataclass: its frozen __init__ sets each field through
+        # object.__setattr__, and rules make a finding for every problem of every answer.
+        self.__dict__.update(
+            rule=rule, severity=severity, message=message, pointer=pointer, claimed=_jsonable(claimed),
+            recomputed=_jsonable(recomputed), line=line, column=column,
+        )
 
     def at(self, line: int | None, column: int | None) -> "Finding":
         """This finding placed at ``line``:``column``.
 
-        Its values are JSON-safe already, so the copy skips ``__post_init__``
+        Its values are JSON-safe already, so the copy skips ``__init__``
         (``dataclasses.replace`` would convert them again: every finding of a
         batch is placed once).
         """

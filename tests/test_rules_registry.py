@@ -147,3 +147,26 @@ def test_two_rules_of_one_name_are_an_error(fresh_registry) -> None:
 
 def test_the_real_registry_is_untouched_by_these_tests() -> None:
     assert findings.load_rules() is REGISTRY and "P101" in REGISTRY and "Z001" not in REGISTRY
+
+
+def test_a_finding_is_built_as_its_dataclass_fields_declare() -> None:
+    """Finding's hand-written __init__ takes exactly its fields, in order, with their defaults
+    (dataclasses.replace and every keyword caller rely on it), and makes its values JSON-safe."""
+    import dataclasses
+    import inspect
+    import pickle
+
+    from auditor.findings import Finding
+
+    parameters = list(inspect.signature(Finding).parameters.values())
+    fields = dataclasses.fields(Finding)
+    assert [p.name for p in parameters] == [f.name for f in fields]
+    assert [p.default for p in parameters] == [
+        inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields
+    ]
+    found = Finding("T601", Severity.WARNING, "m", "/a", float("inf"), (0.5, float("nan")))
+    assert (found.claimed, found.recomputed) == ("inf", [0.5, "nan"])
+    assert dataclasses.replace(found, severity=Severity.ERROR).recomputed == [0.5, "nan"]
+    assert pickle.loads(pickle.dumps(found)) == found
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.rule = "A301"  # type: ignore[misc]
