@@ -504,3 +504,44 @@ def test_cuda_binds_only_the_nodes_cuda_needs(monkeypatch) -> None:
                "/dev/nvidia-modeset", "/dev/nvidia-caps", "/dev/nvidia-nvswitch0"]
     monkeypatch.setattr(device.glob, "glob", lambda pattern: list(present))
     assert device.gpu_device_nodes() == ("/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidia1", "/dev/nvidiactl")
+
+
+def _supervise(tmp_path: Path, *, auditor_alive: bool) -> tuple[int, bool, bytes]:
+    """Run the sandbox's supervisor (as the sandbox runs it, without bubblewrap) on a command that
+    leaves a file; with the auditor "dead" nobody holds the report pipe's read end."""
+    from auditor.rerun.spec import SUPERVISOR
+
+    marker = tmp_path / "experiment-ran"
+    read_end, write_end = os.pipe()
+    config = {
+        "stage": str(tmp_path), "work": str(tmp_path), "report_fd": write_end, "report_name": "report.json",
+        "max_report_bytes": MiB, "uid": None, "gid": None, "memory_resource": "AS",
+        "memory_bytes": 4096 * MiB, "max_file_bytes": 16 * MiB, "max_open_files": 256, "max_processes": 0,
+        "keyctl": None,
+    }
+    command = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
+    if not auditor_alive:
+        os.close(read_end)  # as the kernel closes it when the auditor is killed
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--", *command],
+                              pass_fds=(write_end,), capture_output=True, timeout=120, check=False)
+    finally:
+        os.close(write_end)
+    said = b""
+    if auditor_alive:
+        with os.fdopen(read_end, "rb") as channel:
+            said = channel.read()
+    return done.returncode, marker.exists(), said
+
+
+def test_an_experiment_nobody_watches_is_never_started(tmp_path: Path) -> None:
+    """An auditor killed before bubblewrap's child set its parent-death signal leaves nothing to kill
+    the sandbox; its supervisor finds the report pipe without a reader and never starts the experiment."""
+    code, ran, _ = _supervise(tmp_path, auditor_alive=False)
+    assert (code, ran) == (125, False)
+
+
+def test_a_watched_experiment_runs_and_is_reported(tmp_path: Path) -> None:
+    code, ran, said = _supervise(tmp_path, auditor_alive=True)
+    assert (code, ran) == (0, True)
+    assert said.startswith(b"AUDITOR-STARTED keyring=") and b"AUDITOR-EXIT code 0" in said

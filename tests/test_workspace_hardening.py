@@ -347,10 +347,9 @@ def _stages_of(pid: int) -> list[Path]:
 def _experiment_running(marker: str) -> bool:
     """Whether ``python3 sleep_forever.py MARKER`` itself runs (not a setup process carrying the marker).
 
-    Known gap, not covered here: bwrap sets its child's parent-death signal only after the clone,
-    so an auditor killed within that window (a few milliseconds, longer under heavy load) can
-    leave the sandbox running; closing it needs a supervisor that outlives the auditor and kills
-    the run's cgroup.
+    An auditor killed earlier, before bwrap's child set its parent-death signal, is not covered
+    here: the sandbox's supervisor then finds the report pipe without a reader and never starts
+    the experiment (tests/test_sandbox_hardening.py::test_an_experiment_nobody_watches_is_never_started).
     """
     for pid in processes_with(marker):
         try:

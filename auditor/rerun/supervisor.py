@@ -22,7 +22,8 @@ the standard library only and must run on any Python 3.8+.  Its steps:
    the child's status (128 + N when a signal N killed it).
 
 Everything it says to the auditor goes through that pipe: ``AUDITOR-STARTED
-keyring=<state>`` once the sandbox is ready, ``AUDITOR-EXIT code N`` or
+keyring=<state>`` once the sandbox is ready (when that cannot be written, the
+auditor is gone, and the experiment is not started), ``AUDITOR-EXIT code N`` or
 ``AUDITOR-EXIT signal N`` when the experiment ended (so that an exit code of
 153 is not taken for SIGXFSZ), then a header line ``AUDITOR-REPORT <status>``
 followed by the report's bytes; or only ``AUDITOR-SETUP <error>`` when the
@@ -58,7 +59,11 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 -- any failure here is the sandbox's, not the experiment's
         _send(channel, f"AUDITOR-SETUP {type(exc).__name__}: {exc}", b"")
         os._exit(SETUP_FAILED)
-    _send(channel, "AUDITOR-STARTED keyring=" + keyring, b"", close=False)
+    if not _send(channel, "AUDITOR-STARTED keyring=" + keyring, b"", close=False):
+        # Nobody holds the pipe's read end: the auditor is gone.  It may have been killed before
+        # bubblewrap's child set its parent-death signal, which nothing else then delivers;
+        # an experiment nobody watches (no timeout, no comparison) is never started.
+        os._exit(SETUP_FAILED)
     status = _run(command)
     if os.WIFSIGNALED(status):
         _send(channel, f"AUDITOR-EXIT signal {os.WTERMSIG(status)}", b"", close=False)
@@ -210,7 +215,9 @@ def _export_report(channel, path: str, limit: int) -> None:
     _send(channel, "AUDITOR-REPORT " + status, data)
 
 
-def _send(channel, header: str, data: bytes, close: bool = True) -> None:
+def _send(channel, header: str, data: bytes, close: bool = True) -> bool:
+    """Write a header line and its data to the auditor; False when it cannot be (the auditor is gone:
+    the interpreter ignores SIGPIPE, so a pipe without a reader fails the write with EPIPE)."""
     message = header.replace("\n", " ").encode("utf-8", "replace") + b"\n" + data
     try:
         view = memoryview(message)
@@ -219,7 +226,8 @@ def _send(channel, header: str, data: bytes, close: bool = True) -> None:
         if close:
             channel.close()
     except OSError:
-        pass
+        return False
+    return True
 
 
 if __name__ == "__main__":
