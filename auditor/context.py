@@ -11,7 +11,7 @@ from typing import Any
 from .model import Answer, ArmView, BenchReport, join_pointer
 from .options import AuditOptions
 from .pvalues import PAgreement, exact_agreement, monte_carlo_agreement
-from .stats import Recomputed
+from .stats import PBand, Recomputed
 from .verdicts import Verdict, classify_verdict
 
 
@@ -83,16 +83,16 @@ class AuditContext:
     def p_agreement(self) -> PAgreement | None:
         """Whether the claimed p_value could come from an honest sign-flip test (None: nothing recomputed)."""
         r = self.recomputed
-        if r is None:
-            return None
+        return None if r is None else self.p_agrees_with(r.p_band)
+
+    def p_agrees_with(self, band: PBand) -> PAgreement:
+        """:func:`~auditor.pvalues.agreement` of the claimed p_value with ``band``, the answer's stated
+        resample counts and the configured one; the prose is read for counts only when the claim is not
+        the exact p (most claims are)."""
         claimed = self.report.comparison.p_value
-        # Most claims are the exact p: the prose is read for resample counts only when one is not.
-        exact = exact_agreement(claimed, r.p_band)
+        exact = exact_agreement(claimed, band)
         if exact is not None:
             return exact
         return monte_carlo_agreement(
-            claimed,
-            r.p_band,
-            stated_resamples=self.stated_resamples,
-            assumed_resamples=self.options.mc_resamples,
+            claimed, band, stated_resamples=self.stated_resamples, assumed_resamples=self.options.mc_resamples
         )

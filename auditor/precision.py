@@ -112,12 +112,16 @@ def _half_unit(value: float) -> float:
 _FLOAT32 = struct.Struct("f")
 
 
+def to_float32(value: float) -> float:
+    """``value`` rounded to the nearest float32 (|value| <= FLOAT32_MAX), as a Python float."""
+    return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+
+
 def near_float32(value: float, slack: float = 0.0) -> bool:
     """True when ``value`` lies within ``slack`` (and a float64 rounding) of a float32 number."""
     if not math.isfinite(value) or abs(value) > FLOAT32_MAX:
         return False
-    as32 = _FLOAT32.unpack(_FLOAT32.pack(value))[0]
-    return abs(as32 - value) <= 4 * math.ulp(value) + slack
+    return abs(to_float32(value) - value) <= 4 * math.ulp(value) + slack
 
 
 def accumulation_noise(n: int, magnitude: float, unit: float) -> float:
@@ -144,6 +148,10 @@ class Noise:
     float64: float
     float32: float
     float32_forms: tuple[tuple[float, float], ...] = ()
+
+
+# What agrees() is given for equal values, which it decides before reading any noise.
+_NO_NOISE = Noise(0.0, 0.0)
 
 
 def could_be_float32(claimed: float, forms: Iterable[tuple[float, float]] = ()) -> bool:
@@ -183,6 +191,16 @@ def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0
     if not _could_be_float32(claimed, printed_half_unit, noise.float32_forms):
         return False  # not a float32 result at the digits shown: float64 arithmetic, float64 noise
     return diff <= slack + noise.float32
+
+
+def mean_agrees(claimed: float, recomputed: float, n: int, magnitude: float) -> bool:
+    """:func:`agrees` for a mean (or a difference of means) of n values of at most ``magnitude``.
+
+    The noise bound is built only when the two differ: most answers write a mean or
+    a difference as they computed it, and an equal value agrees whatever the bound.
+    """
+    noise = _NO_NOISE if claimed == recomputed else mean_noise(n, magnitude, claimed)
+    return agrees(claimed, recomputed, noise)
 
 
 def mean_noise(n: int, magnitude: float, claimed: float) -> Noise:

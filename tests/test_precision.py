@@ -14,10 +14,12 @@ from auditor.precision import (
     agrees,
     could_be_float32,
     float64_sum,
+    mean_agrees,
     mean_noise,
     near_float32,
     printed,
     std_noise,
+    to_float32,
 )
 
 
@@ -112,6 +114,18 @@ def test_a_value_equal_to_its_recomputation_always_agrees(value: float, noise: f
     """The exact-equality shortcut says what the tolerance says: a difference of 0 is within any slack."""
     assert agrees(value, value, Noise(noise, noise))
     assert agrees(value, value, Noise(0.0, 0.0), rtol=0.0)
+
+
+@given(st.floats(), st.sampled_from([0.0, 1e-12, 1e-7, -3e-5, 0.01]), st.integers(1, 64), st.floats(0.0, 1e6))
+def test_mean_agrees_is_agrees_with_the_mean_noise(claimed: float, offset: float, n: int, magnitude: float) -> None:
+    """mean_agrees builds the noise bound only for unequal values, and says what agrees() with it says."""
+    recomputed = claimed + offset
+    assert mean_agrees(claimed, recomputed, n, magnitude) == agrees(claimed, recomputed, mean_noise(n, magnitude, claimed))
+
+
+def test_to_float32_rounds_to_the_nearest_float32() -> None:
+    assert to_float32(0.1) == float(np.float32(0.1)) != 0.1
+    assert to_float32(16777217.0) == 16777216.0  # 2^24 + 1: the first integer float32 cannot hold
 
 
 def test_a_printed_zero_is_a_claim_of_none() -> None:

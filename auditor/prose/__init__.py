@@ -35,6 +35,7 @@ text, and matching only where a word puts a claim).
 """
 
 from .claims import (
+    ClaimTest,
     DeltaClaim,
     FromToClaim,
     ProseClaims,
@@ -66,6 +67,7 @@ __all__ = [
     "MAX_RESAMPLES",
     "MAX_RESAMPLE_MATCHES",
     "MIN_RESAMPLES",
+    "ClaimTest",
     "DeltaClaim",
     "FromToClaim",
     "PValueClaim",

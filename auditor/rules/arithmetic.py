@@ -15,7 +15,7 @@ from typing import Iterator
 from ..context import AuditContext
 from ..findings import Finding, Rule, Severity, check_rule
 from ..model import ArmView
-from ..precision import agrees, mean_noise
+from ..precision import mean_agrees
 from ..stats import ArmSummary, std_ddof_matching
 
 # Offending per-seed indices quoted in one message before "and N more".
@@ -147,7 +147,7 @@ def A302(ctx: AuditContext) -> Iterator[Finding]:
     """
     for arm, summary in _arm_summaries(ctx):
         claimed = arm.stats.mean
-        if not agrees(claimed, summary.mean, mean_noise(summary.n, summary.magnitude, claimed)):
+        if not mean_agrees(claimed, summary.mean, summary.n, summary.magnitude):
             source = f"the mean of its {summary.n} per-seed values is"
             yield report_recomputed(
                 A302, f"{_arm_label(arm)} mean", claimed, source, summary.mean, pointer=arm.stats_pointer + "/mean"
@@ -237,9 +237,7 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     diffs = r.diffs
 
     def close(value: float, k: int) -> bool:
-        # Most answers write each difference as computed: equal (and finite, as every number the
-        # rules see), with no noise bound to build.
-        return value == diffs[k] or agrees(value, diffs[k], mean_noise(1, scales[k], value))
+        return mean_agrees(value, diffs[k], 1, scales[k])
 
     bad = [k for k in range(r.n_pairs) if not close(claimed[k], k)]
     if not bad:
@@ -292,7 +290,7 @@ def A305(ctx: AuditContext) -> Iterator[Finding]:
 
     def close(value: float) -> bool:
         # Two means subtracted (or n differences averaged): twice the terms.
-        return agrees(value, r.delta_mean, mean_noise(2 * r.n_pairs, magnitude, value))
+        return mean_agrees(value, r.delta_mean, 2 * r.n_pairs, magnitude)
 
     if close(claimed):
         return

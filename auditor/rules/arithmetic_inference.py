@@ -12,7 +12,6 @@ from typing import Iterator
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..precision import Noise, agrees, mean_noise, printed, std_noise
-from ..pvalues import agreement
 from ..stats import RTOL_MDE, min_two_sided_p, t_quantile, values_close
 from .arithmetic import _fmt, report_recomputed
 
@@ -41,8 +40,7 @@ def _other_methods(ctx: AuditContext, claimed: float) -> list[str]:
     r = ctx.recomputed
     shown = printed(claimed)
     named = []
-    one_sided = agreement(claimed, r.p_band_one_sided, stated_resamples=ctx.stated_resamples,
-                          assumed_resamples=ctx.options.mc_resamples)
+    one_sided = ctx.p_agrees_with(r.p_band_one_sided)
     if one_sided.consistent:
         named.append(f"the one-sided sign-flip p ({_fmt(r.p_value_one_sided)})")
     for alternative in alternative_p_values(ctx.baseline.per_seed, ctx.idea.per_seed, seed=ctx.options.random_seed):

@@ -239,9 +239,7 @@ DUPLICATE_MIN_DIGITS = 6
 def _carries_digits(value: float, wanted: int) -> bool:
     """``value`` carries at least ``wanted`` significant digits: in its shortest repr and,
     when it is a float32, in its float32 repr too (printed as a double, it shows digits it never had)."""
-    import struct
-
-    from ..precision import near_float32, printed
+    from ..precision import near_float32, printed, to_float32
 
     if printed(value).digits < wanted:
         return False
@@ -249,8 +247,7 @@ def _carries_digits(value: float, wanted: int) -> bool:
         return True
     import numpy as np  # Python has no float32 repr; only a long value duplicated in both arms gets here
 
-    as32 = struct.unpack("f", struct.pack("f", value))[0]
-    shortest32 = np.format_float_positional(np.float32(as32), unique=True, trim="-")
+    shortest32 = np.format_float_positional(np.float32(to_float32(value)), unique=True, trim="-")
     return (len(shortest32.lstrip("-").replace(".", "").lstrip("0")) or 1) >= wanted
 
 

@@ -13,13 +13,13 @@ from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import join_pointer
 from ..prose import (
+    ClaimTest,
     FromToClaim,
     PValueClaim,
     RelativeChangeClaim,
     Reported,
     extract_claims,
 )
-from ..prose.claims import ClaimTest
 from ..stats import mean_ratio
 
 # Nested metrics deeper than this are not prose anyone reads.
