@@ -6,21 +6,26 @@ findings from every selected check rule -> status.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from itertools import islice
 from typing import Any
 
 from .context import AuditContext
 from .errors import AuditorError
-from .findings import Finding, Severity, check_rules
+from .extracts import cross_facts, figure_data
+from .findings import Finding, Rule, Severity, check_rules
+from .locate import with_locations
 from .model import arm_view
 from .options import AuditOptions, RerunOptions
 from .paths import STDIN
 from .result import AuditResult, Status, is_selected, select, settle
 from .rules.internal import X000
 from .rules.schema import S201
+from .schema import build_models, validate
 from .stats import NonFiniteStatistics, recompute
 from .strings import shorten
+from .transcript import decode_text, holds_an_answer, locate, read_source
 
 
 def finish(source: str, findings: list[Finding], options: AuditOptions, **kwargs: Any) -> AuditResult:
@@ -45,8 +50,6 @@ def _claimed_summary(ctx: AuditContext) -> dict[str, Any]:
 
 def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[AuditContext, list[Finding]]:
     """Models, arm views and recomputation for a schema-valid document."""
-    from .schema import build_models
-
     answer, report, report_pointer = build_models(document)
     baseline = arm_view(report, "baseline", report_pointer)
     idea = arm_view(report, "idea", report_pointer)
@@ -87,11 +90,25 @@ def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[Audi
 MAX_FINDINGS_PER_RULE = 100
 
 
+# The check rules a selection keeps, per (select, ignore): (the check rules they were
+# chosen from, the chosen); a batch audits every answer under one selection.
+_selected: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[Rule, ...], list[Rule]]] = {}
+
+
+def _selected_checks(options: AuditOptions) -> list[Rule]:
+    rules = check_rules()
+    key = (options.select, options.ignore)
+    cached = _selected.get(key)
+    if cached is None or cached[0] is not rules:
+        if len(_selected) >= 64:  # a library caller trying selections one after another
+            _selected.clear()
+        cached = _selected[key] = (rules, [rule for rule in rules if is_selected(rule.code, options)])
+    return cached[1]
+
+
 def run_checks(ctx: AuditContext) -> list[Finding]:
     findings: list[Finding] = []
-    for rule in check_rules():
-        if not is_selected(rule.code, ctx.options):
-            continue
+    for rule in _selected_checks(ctx.options):
         found = list(islice(rule.check(ctx), MAX_FINDINGS_PER_RULE + 1))  # type: ignore[misc]
         if len(found) > MAX_FINDINGS_PER_RULE:
             last = found[MAX_FINDINGS_PER_RULE - 1]
@@ -122,9 +139,6 @@ def audit_document(
     places where a NaN/Infinity literal stood (already reported as P104, and
     replaced by null), so the schema stage does not report them again.
     """
-    from .extracts import cross_facts, figure_data
-    from .schema import validate
-
     findings = list(prior or [])
     all_schema_findings = validate(document, max_items=options.max_seeds)
     schema_findings = [f for f in all_schema_findings if f.pointer not in nonfinite_pointers]
@@ -169,8 +183,6 @@ def audit_bytes(
     (files are looked up next to ``transcript_path`` unless the rerun options
     name a workspace).
     """
-    from .transcript import locate
-
     options = options or AuditOptions()
     located = locate(data, max_bytes=options.max_bytes, max_depth=options.max_depth)
     if located.document is None:
@@ -191,8 +203,6 @@ def _located(result: AuditResult, text: str | None, start: int | None) -> AuditR
     """``result`` with the line and column of every finding in ``text``, whose answer
     starts at ``start`` (line 1, column 1 for all without an answer); once, after
     every check ran, so no check needs to know about the transcript's layout."""
-    from .locate import with_locations
-
     return result.with_findings(tuple(with_locations(result.findings, text, start)))
 
 
@@ -209,8 +219,6 @@ def audit_path(
     ``error`` with rule X000 alone, and the traceback goes to a log file whose
     path the finding's message gives (see :func:`internal_error`).
     """
-    import time
-
     started = time.perf_counter()
     result = _audit_path(path, options, source=source, rerun=rerun)
     return replace(result, seconds=time.perf_counter() - started)
@@ -219,8 +227,6 @@ def audit_path(
 def _audit_path(
     path: str, options: AuditOptions | None, *, source: str | None, rerun: RerunOptions | None
 ) -> AuditResult:
-    from .transcript import decode_text, holds_an_answer, read_source
-
     options = options or AuditOptions()
     try:
         data, problem = read_source(path, max_bytes=options.max_bytes)
