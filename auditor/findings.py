@@ -90,6 +90,15 @@ def _jsonable(value: Any) -> Any:
     Non-finite floats have no JSON spelling, numpy scalars and arrays are not
     JSON types, and tuples should read as lists.
     """
+    # Exact types first (nearly every value a rule passes); subclasses such as
+    # numpy's float64 or an IntEnum take the isinstance tests below.
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else repr(value)
+    if value is None or kind is str or kind is int or kind is bool:
+        return value
+    if kind is list and all(type(v) is float for v in value) and all(map(math.isfinite, value)):
+        return list(value)  # a grid or per-seed values
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):

@@ -170,3 +170,34 @@ def test_a_finding_is_built_as_its_dataclass_fields_declare() -> None:
     assert pickle.loads(pickle.dumps(found)) == found
     with pytest.raises(dataclasses.FrozenInstanceError):
         found.rule = "A301"  # type: ignore[misc]
+
+
+def test_a_finding_keeps_only_json_values_whatever_it_was_given() -> None:
+    import enum
+    import json
+
+    import numpy as np
+
+    from auditor.findings import Finding
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    grid = [0.001, 0.003, 0.006]
+    cases = [
+        (grid, grid),
+        ([0.5, float("inf")], [0.5, "inf"]),  # a list of floats with a non-finite one: no shortcut
+        ([1, 0.5, True, None, "x"], [1, 0.5, True, None, "x"]),
+        ((0.5, (1.0, float("-inf"))), [0.5, [1.0, "-inf"]]),
+        ({1: float("nan"), "k": [2.0]}, {"1": "nan", "k": [2.0]}),
+        (np.float64(0.25), 0.25),
+        (np.array([1.5, 2.5]), [1.5, 2.5]),
+        (Level.HIGH, 2),
+        (float("nan"), "nan"),
+        (b"raw", "b'raw'"),
+    ]
+    for given, expected in cases:
+        found = Finding("T601", Severity.WARNING, "m", recomputed=given)
+        assert found.recomputed == expected, given
+        assert json.dumps(found.recomputed, allow_nan=False) == json.dumps(expected), given
+        assert found.recomputed is not given or not isinstance(given, list)  # a list is copied, never shared with the rule
