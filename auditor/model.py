@@ -27,7 +27,6 @@ from typing import Any, ClassVar, Literal
 Convert = Callable[[Any], Any]
 
 _new = object.__new__
-_put = object.__setattr__  # models refuse assignment; building one is the exception
 
 
 class _Model:
@@ -37,24 +36,36 @@ class _Model:
     JSON value becomes a Python value; an absent property reads as None, as does
     a null one.  ``REQUIRED`` names the properties the schema requires (never None).
     Every other key of the object is kept, as written, in ``extra``.
+
+    A model's values live in its instance dict, filled by one C call: setting
+    them one by one past the refusing ``__setattr__`` (``object.__setattr__``, a
+    slot wrapper) cost most of building an answer's dozen models.
     """
 
-    __slots__ = ("extra",)
     FIELDS: ClassVar[dict[str, Convert]] = {}
     REQUIRED: ClassVar[frozenset[str]] = frozenset()
+    # FIELDS as (name, conversion) pairs, None where the value is kept as written.
+    _PLAN: ClassVar[tuple[tuple[str, Convert | None], ...]] = ()
     extra: dict[str, Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._PLAN = tuple((name, None if convert is _as_written else convert) for name, convert in cls.FIELDS.items())
 
     @classmethod
     def from_json(cls, data: dict[str, Any]):
         """The model of ``data``, a JSON object the schema accepted."""
-        model = _new(cls)
         get = data.get
-        for name, convert in cls.FIELDS.items():
+        values = {}
+        for name, convert in cls._PLAN:
             value = get(name)
-            _put(model, name, None if value is None else convert(value))
+            values[name] = value if value is None or convert is None else convert(value)
         fields = cls.FIELDS
-        _put(model, "extra", {} if data.keys() <= fields.keys() else
-             {key: value for key, value in data.items() if key not in fields})
+        values["extra"] = {} if data.keys() <= fields.keys() else {
+            key: value for key, value in data.items() if key not in fields
+        }
+        model = _new(cls)
+        model.__dict__.update(values)
         return model
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -68,28 +79,17 @@ class _Model:
         return f"{type(self).__name__}({shown})"
 
 
-def _float(value: Any) -> float:
-    return float(value)  # a JSON integer in a float field (the schema bounds it, so it converts exactly as Python does)
-
-
-def _int(value: Any) -> int:
-    return int(value)  # the schema lets only integral values through: 3.0 is the integer 3
-
-
-def _object(value: dict[str, Any]) -> dict[str, Any]:
-    return dict(value)
+# A JSON integer in a float field converts exactly as Python does (the schema bounds it);
+# the schema lets only integral values into an integer field (3.0 is the integer 3).
+_float, _int, _object, _strings = float, int, dict, list
 
 
 def _floats(values: list[Any]) -> list[float]:
-    return [float(value) for value in values]
+    return list(map(float, values))
 
 
 def _as_written(value: Any) -> Any:
     return value
-
-
-def _strings(values: list[str]) -> list[str]:
-    return list(values)
 
 
 def _flag(value: bool | int | float) -> bool | int:
@@ -123,7 +123,6 @@ def _bench_report(data: dict[str, Any]) -> BenchReport:
 class SweepEntry(_Model):
     FIELDS = {"cfg": _object, "mean": _float}
     REQUIRED = frozenset(FIELDS)
-    __slots__ = tuple(FIELDS)
     cfg: dict[str, Any]
     mean: float
 
@@ -131,7 +130,6 @@ class SweepEntry(_Model):
 class SeedStats(_Model):
     FIELDS = {"mean": _float, "std": _float, "per_seed": _floats, "n": _int}
     REQUIRED = frozenset(FIELDS)
-    __slots__ = tuple(FIELDS)
     mean: float
     std: float
     per_seed: list[float]
@@ -143,7 +141,6 @@ class TunedArm(_Model):
 
     FIELDS = {"best_cfg": _object, "sweep": _sweep, "full": _seed_stats}
     REQUIRED = frozenset({"full"})
-    __slots__ = tuple(FIELDS)
     best_cfg: dict[str, Any] | None
     sweep: list[SweepEntry] | None
     full: SeedStats
@@ -153,7 +150,6 @@ class FlatIdea(SeedStats):
     """The idea shape of seed 000: a config and the full-run statistics inline."""
 
     FIELDS = {**SeedStats.FIELDS, "cfg": _object}
-    __slots__ = ("cfg",)
     cfg: dict[str, Any] | None
 
 
@@ -175,7 +171,6 @@ class Comparison(_Model):
         "per_seed_diffs": _floats, "mde": _float, "mde_rel_pct": _float, "system_worked": _as_written,
     }
     REQUIRED = frozenset({"delta_mean", "idea_wins", "n_pairs", "p_value", "verdict"})
-    __slots__ = tuple(FIELDS)
     delta_mean: float
     idea_wins: int
     n_pairs: int
@@ -196,7 +191,6 @@ class BenchReport(_Model):
         "math_check": _as_written, "protocol_note": _as_written,
     }
     REQUIRED = frozenset({"bench_version", "metric_direction", "baseline", "idea", "comparison"})
-    __slots__ = tuple(FIELDS)
     bench_version: int
     metric_direction: Literal["lower is better", "higher is better"]
     baseline: TunedArm
@@ -224,7 +218,6 @@ class Answer(_Model):
         "system_judged": _as_written,
     }
     REQUIRED = frozenset({"bench_report"})
-    __slots__ = tuple(FIELDS)
     bench_report: BenchReport
     worked: bool | None
     confidence: float | None
