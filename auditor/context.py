@@ -4,18 +4,18 @@ the recomputed statistics and the options."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
 from .model import Answer, ArmView, BenchReport, join_pointer
 from .options import AuditOptions
 from .pvalues import PAgreement, exact_agreement, monte_carlo_agreement
+from .records import frozen_record
 from .stats import PBand, Recomputed
 from .verdicts import Verdict, classify_verdict
 
 
-@dataclass(frozen=True)
+@frozen_record
 class AuditContext:
     """Read-only input of a check rule.
 

@@ -21,8 +21,9 @@ no rule needs to know which shape it got.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
+
+from .records import frozen_record
 
 Convert = Callable[[Any], Any]
 
@@ -251,7 +252,7 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-@dataclass(frozen=True)
+@frozen_record
 class ArmView:
     """One arm, whatever shape it was written in.
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import reduce
 from operator import add
+
+from .records import frozen_record
 
 # Unit roundoff of IEEE binary64 and binary32.
 U64 = 2.0**-53
@@ -75,7 +76,7 @@ def float64_sum(values: Sequence[float]) -> float:
     return 0.0 + reduce(add, values[whole:], combined)
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Printed:
     """A claimed float as the agent printed it."""
 
@@ -135,7 +136,7 @@ def accumulation_noise(n: int, magnitude: float, unit: float) -> float:
     return ACCUMULATION_SAFETY * (max(n, 1) + 2) * unit * abs(magnitude)
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Noise:
     """How far an honest computation of one statistic may drift, in float64 and in float32.
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING
 
 from .precision import U32, U64, as_floats, float64_sum
+from .records import frozen_record
 from .signflip_ties import (
     SumExactness,
     TieScale,
@@ -50,7 +50,7 @@ RANDOMIZED_MIN_RESAMPLES = 1_000
 EXACT_MAX_N_CAP = 40
 
 
-@dataclass(frozen=True)
+@frozen_record
 class PBand:
     """The range of p-values honest arithmetic on the same data can give: [low, high]."""
 
@@ -61,7 +61,7 @@ class PBand:
         return self.low <= p <= self.high
 
 
-@dataclass(frozen=True)
+@frozen_record
 class SignFlipResult:
     """Paired sign-flip permutation test of mean(d) = 0.
 

@@ -35,11 +35,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from operator import sub, truediv
 
 from . import t_table
 from .precision import U32, U64, agrees, as_floats, float64_sum, std_noise
+from .records import frozen_record
 from .signflip import (
     EXACT_MAX_N_CAP,
     LEAVE_ONE_OUT_SHARED_MAX_N,
@@ -114,7 +114,7 @@ def values_close(claimed: float, recomputed: float, *, rtol: float = RTOL_VALUES
     return abs(claimed - recomputed) <= rtol * ref
 
 
-@dataclass(frozen=True)
+@frozen_record
 class ArmSummary:
     """Recomputed summary of n per-seed values: one arm's, or the paired differences."""
 
@@ -223,7 +223,7 @@ def decide_verdict(p_value: float, delta_mean: float, *, lower_is_better: bool, 
     return Verdict.BETTER if idea_better else Verdict.WORSE
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Recomputed:
     """Everything the auditor recomputes from the paired per-seed values."""
 
