@@ -4,11 +4,18 @@
 Both are context managers with ``completed() -> Iterator[(index, result)]``
 in completion order (workers audit chunks of transcripts, :func:`chunks`); the caller puts results back in the batch's order, so
 the output does not depend on where or in which order transcripts ran.
+``arrivals()`` yields the same pairs grouped as they arrive (a worker's chunk
+at once): a pool waits only between two groups, so a caller can do there
+what must not wait (flush a stream).
+
+A pool made with ``finish`` passes each result through it where the result is
+made (:func:`audit_one`), so a worker sends back only what ``finish`` returns:
+what the caller needs of a result, smaller and cheaper to pickle than the result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Self
 
@@ -40,9 +47,21 @@ def audit_task(task: Task, rerun: RerunOptions | None = None) -> AuditResult:
     return audit_path(task.path, task.options, rerun=rerun)
 
 
-def audit_chunk(chunk: Sequence[tuple[int, Task]], rerun: RerunOptions | None = None) -> list[tuple[int, AuditResult]]:
+# What a pool hands back for a result: the result itself, or what ``finish(result, task.options)`` made of it.
+Finish = Callable[[AuditResult, AuditOptions], Any]
+
+
+def audit_one(task: Task, rerun: RerunOptions | None = None, finish: Finish | None = None) -> Any:
+    """Audit one task, then ``finish`` the result (module-level, so that it can run in a worker)."""
+    result = audit_task(task, rerun)
+    return result if finish is None else finish(result, task.options)
+
+
+def audit_chunk(
+    chunk: Sequence[tuple[int, Task]], rerun: RerunOptions | None = None, finish: Finish | None = None
+) -> list[tuple[int, Any]]:
     """Audit a chunk of ``(index, task)`` pairs in one worker call; ``(index, result)`` pairs back."""
-    return [(index, audit_task(task, rerun)) for index, task in chunk]
+    return [(index, audit_one(task, rerun, finish)) for index, task in chunk]
 
 
 def chunks(indices: Sequence[int], workers: int) -> list[list[int]]:
@@ -68,16 +87,19 @@ class AuditPool:
     forks a process that holds a thread's lock.
     """
 
-    def __init__(self, tasks: Sequence[Task], *, jobs: int = 1, rerun: RerunOptions | None = None) -> None:
+    def __init__(
+        self, tasks: Sequence[Task], *, jobs: int = 1, rerun: RerunOptions | None = None, finish: Finish | None = None
+    ) -> None:
         self.tasks = list(tasks)
         self.rerun = rerun
+        self.finish = finish
         # stdin can only be read here; a single file is not worth a process.
         jobs = min(jobs, len(self.tasks) // MIN_TASKS_PER_PROCESS)
         in_process = jobs <= 1
         self._local = [i for i, t in enumerate(self.tasks) if in_process or t.path == STDIN]
         self._remote = [i for i, t in enumerate(self.tasks) if not (in_process or t.path == STDIN)]
         self._jobs = max(1, min(jobs, len(self._remote)))
-        self._warm: tuple[int, AuditResult] | None = None
+        self._warm: tuple[int, Any] | None = None
         self._executor: Any = None
         self._futures: set[Any] = set()
 
@@ -89,11 +111,11 @@ class AuditPool:
         # Audit one transcript here first: it imports every rule module and
         # builds the schema validators, which forked workers then inherit.
         first = self._remote.pop(0)
-        self._warm = (first, audit_task(self.tasks[first], self.rerun))
+        self._warm = (first, audit_one(self.tasks[first], self.rerun, self.finish))
         if self._remote:
             self._executor = ProcessPoolExecutor(max_workers=self._jobs, initializer=_leave_interrupts_to_the_parent)
             self._futures = {
-                self._executor.submit(audit_chunk, [(i, self.tasks[i]) for i in chunk], self.rerun)
+                self._executor.submit(audit_chunk, [(i, self.tasks[i]) for i in chunk], self.rerun, self.finish)
                 for chunk in chunks(self._remote, self._jobs)
             }
         return self
@@ -104,18 +126,22 @@ class AuditPool:
             # transcripts in flight; finished results are already out.
             self._executor.shutdown(wait=True, cancel_futures=exc[0] is not None)
 
-    def completed(self) -> Iterator[tuple[int, AuditResult]]:
+    def completed(self) -> Iterator[tuple[int, Any]]:
+        for arrived in self.arrivals():
+            yield from arrived
+
+    def arrivals(self) -> Iterator[list[tuple[int, Any]]]:
         for index in self._local:
-            yield index, audit_task(self.tasks[index], self.rerun)
+            yield [(index, audit_one(self.tasks[index], self.rerun, self.finish))]
         if self._warm is not None:
-            yield self._warm
+            yield [self._warm]
         if self._futures:
             from concurrent.futures import as_completed
 
             for future in as_completed(self._futures):
                 chunk = future.result()
                 self._futures.discard(future)  # a finished chunk's results are the caller's now
-                yield from chunk
+                yield chunk
 
 
 # How long to wait for a remote scheduler before calling the address wrong.
@@ -133,11 +159,15 @@ class DaskPool:
     Standard input can only be read here, so ``-`` is audited in this process.
     """
 
-    def __init__(self, tasks: Sequence[Task], *, scheduler: str, jobs: int, rerun: RerunOptions | None) -> None:
+    def __init__(
+        self, tasks: Sequence[Task], *, scheduler: str, jobs: int, rerun: RerunOptions | None,
+        finish: Finish | None = None,
+    ) -> None:
         self.tasks = list(tasks)
         self.scheduler = scheduler
         self.jobs = max(1, jobs)
         self.rerun = rerun
+        self.finish = finish
         self._cluster: Any = None
         self._client: Any = None
         self._futures: list[Any] = []
@@ -162,7 +192,7 @@ class DaskPool:
         rerun = _without_progress(self.rerun)
         # pure=False: the same path audited twice (a rerun) must run twice, not be deduplicated.
         self._futures = [
-            self._client.submit(audit_chunk, [(i, self.tasks[i]) for i in chunk], rerun, pure=False)
+            self._client.submit(audit_chunk, [(i, self.tasks[i]) for i in chunk], rerun, self.finish, pure=False)
             for chunk in chunks(remote, self.jobs)
         ]
         return self
@@ -175,17 +205,21 @@ class DaskPool:
         if self._cluster is not None:
             self._cluster.close()
 
-    def completed(self) -> Iterator[tuple[int, AuditResult]]:
+    def completed(self) -> Iterator[tuple[int, Any]]:
+        for arrived in self.arrivals():
+            yield from arrived
+
+    def arrivals(self) -> Iterator[list[tuple[int, Any]]]:
         for index, task in enumerate(self.tasks):
             if task.path == STDIN:
-                yield index, audit_task(task, self.rerun)
+                yield [(index, audit_one(task, self.rerun, self.finish))]
         if self._futures:
             from dask.distributed import as_completed
 
             for future in as_completed(self._futures):
                 chunk = future.result()
                 future.release()  # the scheduler may forget it: the results are the caller's now
-                yield from chunk
+                yield chunk
 
 
 def _without_progress(rerun: RerunOptions | None) -> RerunOptions | None:
@@ -196,9 +230,10 @@ def _without_progress(rerun: RerunOptions | None) -> RerunOptions | None:
 
 
 def make_pool(
-    tasks: Sequence[Task], *, jobs: int, rerun: RerunOptions | None, dask: str | None = None
+    tasks: Sequence[Task], *, jobs: int, rerun: RerunOptions | None, dask: str | None = None,
+    finish: Finish | None = None,
 ) -> AuditPool | DaskPool:
     """The pool for this batch: a dask cluster when ``dask`` names one, else local processes."""
     if dask:
-        return DaskPool(tasks, scheduler=dask, jobs=jobs, rerun=rerun)
-    return AuditPool(tasks, jobs=jobs, rerun=rerun)
+        return DaskPool(tasks, scheduler=dask, jobs=jobs, rerun=rerun, finish=finish)
+    return AuditPool(tasks, jobs=jobs, rerun=rerun, finish=finish)

@@ -65,15 +65,36 @@ class CrossFacts:
     baseline_pointer: str | None
     verdict_pointer: Any
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # A worker sends kept facts back pickled: as the constructor's arguments (dataclasses' own
+        # pickling of slots reads fields() for every object), and shared again once unpickled.
+        return _shared_facts, (
+            self.track, self.model, self.cfg_text, self.per_seed, self.baseline_pointer, self.verdict_pointer
+        )
+
+
+# json.dumps(cfg, sort_keys=True, separators=(", ", ": ")), whose options would build an encoder per call.
+_CONFIG_ENCODER = json.JSONEncoder(sort_keys=True, separators=(", ", ": "))
+
 
 def config_text(cfg: Any) -> str:
     """A config as the text that groups answers and names it in X901 (keys sorted)."""
-    return json.dumps(cfg, sort_keys=True, separators=(", ", ": "))
+    return _CONFIG_ENCODER.encode(cfg)
 
 
 def shared(value: Any) -> Any:
     """``value``, interned when it is a string: every answer of a setup then holds one copy."""
     return sys.intern(value) if type(value) is str else value
+
+
+def _shared_facts(
+    track: Any, model: Any, cfg_text: str | None, per_seed: Any, baseline_pointer: str | None, verdict_pointer: Any
+) -> CrossFacts:
+    """Unpickled :class:`CrossFacts`, holding the one copy of each string every answer of a setup shares
+    (an unpickled string is a copy of its own)."""
+    return CrossFacts(
+        shared(track), shared(model), shared(cfg_text), per_seed, shared(baseline_pointer), shared(verdict_pointer)
+    )
 
 
 def _values(per_seed: Any) -> Sequence[float] | None:

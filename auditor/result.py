@@ -66,7 +66,8 @@ class AuditResult:
     figures: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "status", Status(self.status))  # "pass" from a jsonl record reads as Status.PASS
+        if type(self.status) is not Status:  # "pass" from a jsonl record reads as Status.PASS
+            object.__setattr__(self, "status", Status(self.status))
 
     def with_findings(self, findings: tuple[Finding, ...]) -> AuditResult:
         """This result with ``findings`` instead of its own.
@@ -77,6 +78,12 @@ class AuditResult:
         """
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__, findings=findings)
+        return copy
+
+    def with_claimed(self, claimed: dict[str, Any] | None) -> AuditResult:
+        """This result with ``claimed`` instead of its own, copied as :meth:`with_findings` copies."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__, claimed=claimed)
         return copy
 
     def count(self, severity: Severity) -> int:

@@ -18,17 +18,18 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 from .atomic import atomic_write
 from .baseline import Baseline
 from .batch import cross_check
 from .config import Settings
 from .errors import UsageError
-from .executors import Task, make_pool
+from .executors import Finish, Task, make_pool
 from .extracts import compact_cross, shared
 from .findings import Finding, Severity
 from .formats import DETAILED_FAILURES, Run, writer
-from .formats.jsonl import Stream, resume_from
+from .formats.jsonl import Stream, result_line, resume_from
 from .options import AuditOptions, RerunOptions
 from .paths import key
 from .result import AuditResult, Status
@@ -83,13 +84,15 @@ def _audit(
     settings: Settings,
     args: SessionOptions,
     rerun: RerunOptions | None,
-    on_result: Callable[[AuditResult], AuditResult],
+    on_result: Callable[[Any], AuditResult],
+    caught_up: Callable[[], None],
+    finish: Finish | None,
 ) -> dict[str, AuditResult]:
     tasks = [Task(p, settings.options_for(p)) for p in paths]
     jobs = args.jobs or (1 if rerun is not None else os.cpu_count() or 1)
     out: dict[str, AuditResult] = {}
     try:
-        _collect(tasks, jobs, args, rerun, on_result, out)
+        _collect(tasks, jobs, args, rerun, on_result, caught_up, finish, out)
     except KeyboardInterrupt:
         raise Interrupted(out, len(tasks)) from None
     return out
@@ -108,9 +111,14 @@ def _collect(
     jobs: int,
     args: SessionOptions,
     rerun: RerunOptions | None,
-    on_result: Callable[[AuditResult], AuditResult],
+    on_result: Callable[[Any], AuditResult],
+    caught_up: Callable[[], None],
+    finish: Finish | None,
     out: dict[str, AuditResult],
 ) -> None:
+    """Audit ``tasks`` into ``out``, passing what the pool hands back for each (the result, or what
+    ``finish`` made of it where it was audited) through ``on_result``; ``caught_up`` runs whenever
+    every result that has arrived is handled, before the pool is waited on again."""
     from .progress import progress_bar, rerun_spinner, wanted
 
     # Reruns in this process report their progress to a spinner; worker processes cannot.
@@ -119,13 +127,15 @@ def _collect(
         if say is not None:
             rerun = replace(rerun, progress=say)  # type: ignore[arg-type]
         # The pool is entered first: its worker processes fork before the progress bar starts a thread.
-        with make_pool(tasks, jobs=jobs, rerun=rerun, dask=args.dask) as pool, progress_bar(
+        with make_pool(tasks, jobs=jobs, rerun=rerun, dask=args.dask, finish=finish) as pool, progress_bar(
             len(tasks), enabled=wanted(quiet=args.quiet) and not spin
         ) as advance:
-            for _, result in pool.completed():
-                result = on_result(result)
-                out[key(result.source)] = result
-                advance(result)
+            for arrived in pool.arrivals():
+                for _, result in arrived:
+                    result = on_result(result)
+                    out[key(result.source)] = result
+                    advance(result)
+                caught_up()
 
 
 def _kept_after_streaming(result: AuditResult, options: AuditOptions) -> AuditResult:
@@ -138,21 +148,47 @@ def _kept_after_streaming(result: AuditResult, options: AuditOptions) -> AuditRe
     always-fail guard reads) stay: a batch of 100,000 keeps a few hundred bytes per transcript.
     """
 
-    def decides_status(finding: Finding) -> bool:
-        at_fail_on = options.fail_on is not None and finding.severity.rank >= options.fail_on.rank
-        return at_fail_on or finding.severity is Severity.ERROR
-
+    # Errors are the most severe findings, so "at or above fail-on, or an error" is one threshold.
+    deciding = Severity.ERROR.rank if options.fail_on is None else options.fail_on.rank
     recomputed, claimed = result.recomputed, result.claimed
     return AuditResult(
         source=result.source,
         status=result.status,
-        findings=tuple(f for f in result.findings if decides_status(f)),
+        findings=tuple(f for f in result.findings if f.severity.rank >= deciding),
         recomputed=None if recomputed is None else {k: recomputed[k] for k in ("p_value",) if k in recomputed},
         # Verdict sentences repeat across a batch: one copy of each.
         claimed=None if claimed is None else {k: shared(claimed[k]) for k in ("verdict",) if k in claimed},
         # Compact (interned strings, one array of values): the line holding the dict is written.
         cross=compact_cross(result.cross),
     )
+
+
+class _Streamed(NamedTuple):
+    """A result of a jsonl run as the worker that audited it sends it back (:func:`_ready_to_stream`)."""
+
+    line: str  # its jsonl line
+    kept: AuditResult  # what the run keeps of it (_kept_after_streaming)
+
+
+def _ready_to_stream(result: AuditResult, options: AuditOptions) -> AuditResult | _Streamed:
+    """Run where ``result`` was audited, when nothing changes it before its line is written (no
+    baseline): the line and the kept result pickle far faster than the result, and the
+    parent, which shares the cores with the workers, only writes the line."""
+    if result.status is Status.SKIPPED:
+        return result
+    try:
+        line = result_line(result)
+    except (TypeError, ValueError):  # a value JSON cannot write: the parent meets it as it always did
+        return result
+    return _Streamed(line, _kept_after_streaming(result, options))
+
+
+def _shared_again(kept: AuditResult) -> AuditResult:
+    """A kept result unpickled from a worker, holding the batch's one copy of its verdict sentence
+    again, as :func:`_kept_after_streaming` made it (its cross facts share their strings once unpickled)."""
+    if not kept.claimed:
+        return kept
+    return kept.with_claimed({k: shared(v) for k, v in kept.claimed.items()})
 
 
 def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:
@@ -176,13 +212,17 @@ def run_session(
     slim = args.format == "jsonl" and not args.write_baseline
     if slim:
         done = {k: _kept_after_streaming(r, settings.options_for(r.source)) for k, r in done.items()}
+    keys = [key(p) for p in paths]
     if args.resume and not args.quiet:
-        skipped = sum(1 for p in paths if key(p) in done)
+        skipped = sum(1 for k in keys if k in done)
         print(f"auditor: resuming {args.output}: {plural(skipped, 'transcript')} already audited, "
               f"{len(paths) - skipped} to go", file=sys.stderr)
     with _jsonl_stream(args) as stream:
 
-        def handle(result: AuditResult) -> AuditResult:
+        def handle(result: AuditResult | _Streamed) -> AuditResult:
+            if isinstance(result, _Streamed):
+                stream.write_line(result.line)  # type: ignore[union-attr]  # streamed: a jsonl run
+                return _shared_again(result.kept)
             if result.status is Status.SKIPPED:
                 return result
             if known is not None:
@@ -192,14 +232,19 @@ def run_session(
             return _kept_after_streaming(result, settings.options_for(result.source)) if slim else result
 
         try:
-            fresh = _audit([p for p in paths if key(p) not in done], settings, args, rerun, handle)
+            # Lines written as results arrive reach the file before the pool is waited on.
+            flush = stream.flush if stream is not None else lambda: None
+            # Without a baseline to apply, workers make the lines and the kept results themselves.
+            finish = _ready_to_stream if slim and known is None else None
+            fresh = _audit([p for p, k in zip(paths, keys) if k not in done], settings, args, rerun, handle, flush,
+                           finish)
         except Interrupted as stop:
             if args.format == "text":  # what was audited before Ctrl-C, as pytest prints it
                 partial = [stop.done[key(p)] for p in paths
                            if key(p) in stop.done and stop.done[key(p)].status is not Status.SKIPPED]
                 _render(Run(tuple(partial), None, config=None), args)
             raise
-        everything = [done.get(key(p)) or fresh[key(p)] for p in paths]
+        everything = [done.get(k) or fresh[k] for k in keys]
         audited = [r for r in everything if r.status is not Status.SKIPPED]
         skipped = len(everything) - len(audited)
         results, cross = cross_check(

@@ -33,6 +33,19 @@ def test_a_batch_on_the_cluster_equals_the_local_run(capsys, scheduler: str) -> 
     assert remote["summary"]["files"] > 40
 
 
+def test_a_jsonl_batch_on_the_cluster_equals_the_local_run(scheduler: str, tmp_path) -> None:
+    """Cluster workers make each jsonl line and kept result (the pool's ``finish``), as this process does."""
+    paths = [str(FIXTURES / "answers"), str(FIXTURES / "defects")]
+    lines = {}
+    for where, how in (("local", ["--jobs", "1"]), ("dask", ["--dask", scheduler])):
+        out = tmp_path / f"{where}.jsonl"
+        main(["audit", *paths, *how, "--format", "jsonl", "--output", str(out), "--quiet"])
+        lines[where] = out.read_text(encoding="utf-8").splitlines()
+    local, remote = lines["local"], lines["dask"]
+    assert len(remote) > 40 and sorted(remote[:-1]) == sorted(local[:-1])  # in completion order
+    assert remote[-1] == local[-1]
+
+
 @needs_sandbox_and_torch
 def test_a_rerun_on_the_cluster_reproduces(capsys, scheduler: str, tmp_path) -> None:
     answer = str(experiment_workspace("clip_noop", tmp_path / "ws") / "answer.txt")

@@ -115,13 +115,21 @@ def summary_line(run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) ->
 
 
 class Stream:
-    """Writes result lines as they arrive, flushing each so an interrupt loses nothing finished."""
+    """Writes result lines as they arrive.  The caller calls :meth:`flush` whenever it has written
+    every result it holds, before it waits for more, so an interrupt loses nothing finished and a
+    reader sees each line as soon as the results that arrived with it are written."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
 
     def write_result(self, result: AuditResult) -> None:
         self.stream.write(result_line(result))
+
+    def write_line(self, line: str) -> None:
+        """A result's :func:`result_line`, made where the result was (a worker process)."""
+        self.stream.write(line)
+
+    def flush(self) -> None:
         self.stream.flush()
 
     def write_summary(self, run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> None:

@@ -10,6 +10,7 @@ and recomputed p-value.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -166,6 +167,8 @@ def _group_key(facts: CrossFacts | None) -> tuple | None:
 
 
 def _first_difference(a: Sequence[float], b: Sequence[float]) -> int | None:
+    if type(a) is array and type(b) is array and a == b:
+        return None  # equal values (compact facts, compared in C) are within any tolerance
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
         if abs(x - y) > SAME_VALUE_RTOL * max(abs(x), abs(y)):
             return i
@@ -239,11 +242,12 @@ def x902(results: Sequence[Any], *, fdr: float, alpha: float) -> tuple[dict[int,
     m = len(tested)
     cutoff = benjamini_hochberg([p for _, p in tested], fdr) if m else None
     discoveries = sum(1 for _, p in tested if cutoff is not None and p <= cutoff)
+    claiming = [(index, p) for index, p in tested if _claims_significance(results[index])]
     out: dict[int, list[Finding]] = {}
-    for index, p in tested:
-        result = results[index]
-        if not _claims_significance(result) or (cutoff is not None and p <= cutoff):
+    for index, p in claiming:
+        if cutoff is not None and p <= cutoff:
             continue
+        result = results[index]
         bar = f"p <= {cutoff:.4g}" if cutoff is not None else f"p <= {fdr / m:.4g} for the smallest p, and none has it"
         facts = compact_cross(result.cross)
         pointer = facts.verdict_pointer if facts is not None else DEFAULT_VERDICT_POINTER
@@ -260,7 +264,7 @@ def x902(results: Sequence[Any], *, fdr: float, alpha: float) -> tuple[dict[int,
         ]
     summary = CrossSummary(
         ideas_tested=m,
-        significant_claims=sum(1 for i, _ in tested if _claims_significance(results[i])),
+        significant_claims=len(claiming),
         significant_recomputed=sum(1 for _, p in tested if p < alpha),
         discoveries=discoveries,
         fdr=fdr,

@@ -1,0 +1,194 @@
+"""The batch's parent process takes shortcuts on its per-result path; each gives what the general path gives.
+
+* a jsonl line without backslash, DEL or non-ASCII character is clean without a regex scan;
+* the clean-check probe reads compact cross facts (and any value that is not JSON data) as nothing to
+  clean, as ``clean_value`` does, instead of failing over to the walk;
+* config text comes from one prebuilt encoder, X901 compares equal compact values in C, and the kept
+  findings are those at or above one severity threshold;
+* lines are flushed once per arrival from the pool, before it is waited on again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from array import array
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.config import Config, resolve
+from auditor.executors import audit_task
+from auditor.extracts import compact_cross, config_text
+from auditor.findings import Finding, Severity
+from auditor.formats.safe import _all_clean, clean_result, json_is_clean
+from auditor.options import AuditOptions
+from auditor.result import AuditResult, Status
+from auditor.rules.cross import _first_difference
+from auditor.session import SessionOptions, _kept_after_streaming, run_session
+
+from conftest import FIXTURES
+
+# The probe as it was, one regex scan of the whole text: the fast path must agree with it.
+_SLOW_PROBE = re.compile(r"\\u00[01][0-9a-fA-F]|\\[rbf]|[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+_TEXT = st.lists(
+    st.characters(max_codepoint=0x2070)
+    | st.sampled_from(["\\", '"', "\x7f", "\x85", "\x1b[2K", "\r\n", "\u202e", "\ud800", "\u00e9", "\\u0001"])
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_TEXT, max_size=4))
+def test_the_fast_json_probe_agrees_with_the_regex_scan(texts) -> None:
+    for encoded in (json.dumps(texts, ensure_ascii=False), "".join(texts)):
+        assert json_is_clean(encoded) == (not _SLOW_PROBE.search(encoded))
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_config_text_is_json_dumps_with_sorted_keys(cfg) -> None:
+    assert config_text(cfg) == json.dumps(cfg, sort_keys=True, separators=(", ", ": "))
+
+
+def _walk_changes_nothing(result: AuditResult) -> bool:
+    """What clean_result's walk decides, without the probe (the general path)."""
+    from auditor.formats import safe
+
+    probe, safe._all_clean = safe._all_clean, lambda result: False
+    try:
+        return safe.clean_result(result) is result
+    finally:
+        safe._all_clean = probe
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, _TEXT, _JSON, st.sampled_from(["dict", "compact", "opaque"]))
+def test_the_probe_reads_values_that_are_not_json_as_clean_value_does(source, track, cfg, form) -> None:
+    cross = {"track": track, "model": "m", "baseline_cfg": cfg, "baseline_per_seed": [1.5, 2.5],
+             "baseline_pointer": "/p", "verdict_pointer": track}
+    kept = {"dict": cross, "compact": compact_cross(cross), "opaque": {"values": array("d", [1.0]), track: {1, 2}}}
+    result = AuditResult(source, Status.PASS, (), recomputed={"p_value": 0.5}, cross=kept[form])
+    if _all_clean(result):  # the fast path may only say "clean" where the walk changes nothing
+        assert _walk_changes_nothing(result)
+    assert (clean_result(result) is result) == _walk_changes_nothing(result)
+
+
+def test_a_kept_result_with_compact_facts_is_found_clean_without_the_walk() -> None:
+    result = audit_task_result(FIXTURES / "answers" / "000_28acc42565c7de9b.txt")
+    kept = _kept_after_streaming(result, AuditOptions())
+    assert kept.cross is not None and not isinstance(kept.cross, dict)
+    assert _all_clean(kept) and clean_result(kept) is kept
+
+
+def audit_task_result(path: Path) -> AuditResult:
+    from auditor.executors import Task
+
+    return audit_task(Task(str(path), AuditOptions()))
+
+
+_VALUES = st.lists(st.floats() | st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-300]), max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES, st.data())
+def test_equal_compact_values_compare_as_the_loop_does(a, data) -> None:
+    other = data.draw(st.lists(st.floats(), min_size=len(a), max_size=len(a)))
+    one_changed = list(a)
+    if a:  # the same values but one, anywhere (the last one too)
+        at = data.draw(st.integers(0, len(a) - 1))
+        one_changed[at] = data.draw(st.floats())
+    b = data.draw(st.sampled_from([list(a), [v * (1 + 1e-7) for v in a], one_changed, other]))
+    compact = _first_difference(array("d", a), array("d", b))
+    assert compact == _first_difference(list(a), list(b))  # lists take the loop
+
+
+def test_kept_findings_are_those_that_can_decide_the_status() -> None:
+    findings = tuple(Finding(f"A30{i}", severity, "m") for i, severity in enumerate(Severity))
+    result = AuditResult("a.txt", Status.FAIL, findings, recomputed={}, claimed={})
+    for fail_on in (None, *Severity):
+        options = AuditOptions(fail_on=fail_on)
+        kept = _kept_after_streaming(result, options).findings
+        # The rule as _kept_after_streaming documents it: at or above fail-on, and every error.
+        assert kept == tuple(f for f in findings if f.severity is Severity.ERROR
+                             or (fail_on is not None and f.severity.rank >= fail_on.rank))
+
+
+def test_lines_are_in_the_file_before_the_pool_is_waited_on(tmp_path, monkeypatch) -> None:
+    import auditor.session as session
+
+    out = tmp_path / "out.jsonl"
+    seen: list[int] = []
+
+    class OneArrivalAtATime:
+        """Two arrivals (two results, then one); it notes the file's lines when it would wait."""
+
+        def __init__(self, tasks, **_) -> None:  # noqa: ANN001
+            self.tasks = tasks
+
+        def __enter__(self) -> OneArrivalAtATime:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def arrivals(self):  # noqa: ANN201
+            results = [(i, audit_task(task)) for i, task in enumerate(self.tasks)]
+            for arrived in (results[:2], results[2:]):
+                yield arrived
+                seen.append(len(out.read_text(encoding="utf-8").splitlines()))
+
+    monkeypatch.setattr(session, "make_pool", OneArrivalAtATime)
+    paths = sorted(str(p) for p in (FIXTURES / "batches" / "x901").glob("*.txt"))
+    run_session(paths, resolve(Config()), SessionOptions(format="jsonl", output=str(out), quiet=True))
+    assert seen == [2, 3]
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 4  # and the summary line
+
+
+def test_workers_send_back_the_lines_and_kept_results_a_run_in_this_process_makes(tmp_path) -> None:
+    """jobs=2 (worker processes make each line and kept result) against jobs=1 (this process does)."""
+    import pickle
+
+    from auditor.discovery import discover
+
+    paths = discover([str(FIXTURES / "batches"), str(FIXTURES / "defects"), str(FIXTURES / "answers")])
+    assert len(paths) >= 16  # enough for two worker processes (executors.MIN_TASKS_PER_PROCESS)
+    settings = resolve(Config())
+    runs, lines = [], []
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}.jsonl"
+        runs.append(run_session(paths, settings, SessionOptions(format="jsonl", output=str(out), jobs=jobs,
+                                                                quiet=True)))
+        lines.append(out.read_text(encoding="utf-8").splitlines())
+    one, two = lines
+    assert sorted(one[:-1]) == sorted(two[:-1]) and one[-1] == two[-1]  # lines come in completion order
+    assert runs[0].results == runs[1].results
+    # Unpickled kept results share their strings again, as _kept_after_streaming made them.
+    first: dict[str, str] = {}
+    for result in runs[1].results:
+        strings = [result.cross.track, result.cross.cfg_text] if result.cross is not None else []
+        strings += [v for v in (result.claimed or {}).values() if isinstance(v, str)]
+        assert all(first.setdefault(text, text) is text for text in strings)
+    assert len(first) < len(runs[1].results)
+    facts = next(r.cross for r in runs[1].results if r.cross is not None)
+    again = pickle.loads(pickle.dumps(facts))
+    assert again == facts and again.track is facts.track and again.cfg_text is facts.cfg_text
+
+
+def test_a_result_json_cannot_write_reaches_the_parent_whole() -> None:
+    """The parent then fails on it where it always did, writing its line (json refuses NaN)."""
+    from auditor.session import _ready_to_stream
+
+    broken = AuditResult("a.txt", Status.PASS, (), recomputed={"p_value": math.nan})
+    assert _ready_to_stream(broken, AuditOptions()) is broken
+    skipped = AuditResult("README.txt", Status.SKIPPED, ())
+    assert _ready_to_stream(skipped, AuditOptions()) is skipped
