@@ -51,10 +51,10 @@ _DELTA = re.compile(
     r"(?:[=:≈~]|of|was|is|equals)?\s*"
     rf"(?P<num>{NUM})"
 )
-# Every spelling of _DELTA starts with one of these words, this many characters
-# before the "delta" or "diff" it holds: "delta_mean", "mean_delta", "paired_delta",
-# "mean_paired_delta".
-_DELTA_STARTS = (("delta", 0), ("mean", 5), ("paired", 7), ("mean", 12))
+# Every spelling of _DELTA starts at the "delta" it holds ("delta_mean"), or with one
+# of these words this many characters before the "delta" or "diff" it holds:
+# "mean_delta", "paired_delta", "mean_paired_delta".
+_DELTA_PREFIXES = (("mean", 5), ("paired", 7), ("mean", 12))
 _FROM_TO = re.compile(rf"from(?<!\wfrom)\s+(?P<a>{NUM})\s*(?:to|->|→)\s*(?P<b>{NUM})")
 # Words that make a quoted p a threshold or a condition, not a result.
 _THRESHOLD_WORDS = re.compile(
@@ -80,14 +80,17 @@ class PValueClaim(NamedTuple):
 
     def consistent_with(self, actual: float) -> bool:
         """An equality must round to ``actual``; an inequality must hold for it."""
+        relation = self.relation
+        if relation == "=":  # nearly every claim: tested first
+            return self.reported.consistent_with(actual)
         v = self.reported.value
-        if self.relation == "<":
+        if relation == "<":
             return actual < v
-        if self.relation == "<=":
+        if relation == "<=":
             return actual <= v or self.reported.consistent_with(actual)
-        if self.relation == ">":
+        if relation == ">":
             return actual > v
-        if self.relation == ">=":
+        if relation == ">=":
             return actual >= v or self.reported.consistent_with(actual)
         return self.reported.consistent_with(actual)
 
@@ -131,9 +134,9 @@ _RELATIONS.update({">=": ">=", "=>": ">=", "≥": ">=", "⩾": ">="})
 
 def _number(m: re.Match[str], text: str) -> Reported | None:
     """The number of group "num" of ``m``, a match in the fold of ``text``; None for a percentage."""
-    if followed_by_percent(text, m.end()):
-        return None
     start, end = m.span("num")
+    if followed_by_percent(text, end):
+        return None
     return parse_number(text[start:end])
 
 
@@ -181,8 +184,10 @@ def _win_matches(folded: str) -> list[re.Match[str]]:
     if "/" in folded:
         found += matches_at(_FRACTION_WINS, folded, _numbers_before(_FRACTION_TAIL, folded))
     named = {s for w in wins if _NAMED_TAIL.match(folded, w) for s in (w - 5, w - 4, w) if s >= 0}
-    found += matches_at(_NAMED_WINS, folded, sorted(named))
-    found += matches_at(_WINS_OF, folded, sorted(wins + positions(folded, "won")))
+    if named:
+        found += matches_at(_NAMED_WINS, folded, sorted(named))
+    won = positions(folded, "won")
+    found += matches_at(_WINS_OF, folded, sorted(wins + won) if won else wins)
     if "of" in folded and _OF_TAIL.search(folded):
         found += _OF_WINS.finditer(folded)
     return found
@@ -196,6 +201,8 @@ def _wins(text: str, folded: str) -> list[WinsClaim]:
         start, end = m.span()
         total = m.group("n")  # digits: folding left them as written
         found.append(WinsClaim(text[start:end], (start, end), int(m.group("w")), int(total) if total else None))
+    if len(found) < 2:
+        return found  # nothing to order or to overlap
     found.sort(key=lambda c: (c.span[0], -c.span[1]))
     out: list[WinsClaim] = []
     for claim in found:
@@ -205,18 +212,28 @@ def _wins(text: str, folded: str) -> list[WinsClaim]:
     return out
 
 
-def _deltas(text: str, folded: str) -> list[DeltaClaim]:
+def _delta_starts(folded: str) -> list[int]:
+    """Every position a match of _DELTA may start at, in increasing order."""
+    deltas = positions(folded, "delta")
+    anchors = deltas + positions(folded, "diff")
+    prefixed = {
+        at - k for at in anchors for first, k in _DELTA_PREFIXES if at >= k and folded.startswith(first, at - k)
+    }
+    return sorted(prefixed.union(deltas)) if prefixed else deltas
+
+
+def _deltas(text: str, folded: str, omit: ClaimTest | None = None) -> list[DeltaClaim]:
     if "delta" not in folded and "diff" not in folded:
         return []  # every spelling holds one of these
-    anchors = positions(folded, "delta") + positions(folded, "diff")
-    starts = {at - k for at in anchors for first, k in _DELTA_STARTS if at >= k and folded.startswith(first, at - k)}
     found = []
-    for m in matches_at(_DELTA, folded, sorted(starts)):
+    for m in matches_at(_DELTA, folded, _delta_starts(folded)):
         reported = _number(m, text)
-        start = m.start()
-        if reported is not None and not _PARAMETER_WORDS.search(folded[max(0, start - 30) : start]):
-            end = m.end()
-            found.append(DeltaClaim(text[start:end], (start, end), reported))
+        if reported is None:
+            continue
+        start, end = m.span()
+        claim = DeltaClaim(text[start:end], (start, end), reported)
+        if (omit is None or not omit(claim)) and not _PARAMETER_WORDS.search(folded[max(0, start - 30) : start]):
+            found.append(claim)
     return found
 
 
@@ -225,13 +242,14 @@ def _from_to(text: str, folded: str, omit: ClaimTest | None = None) -> list[From
         return []  # the word every match holds
     found = []
     for m in _FROM_TO.finditer(folded):
-        start = parse_number(text[m.start("a") : m.end("a")])
-        end = parse_number(text[m.start("b") : m.end("b")])
+        a_start, a_end = m.span("a")
+        span = m.span()
+        if followed_by_percent(text, a_end) or followed_by_percent(text, span[1]):
+            continue
+        start = parse_number(text[a_start:a_end])
+        end = parse_number(text[m.start("b") : span[1]])
         if start is None or end is None:
             continue
-        if followed_by_percent(text, m.end("a")) or followed_by_percent(text, m.end()):
-            continue
-        span = m.span()
         claim = FromToClaim(text[span[0] : span[1]], span, start, end)
         if omit is not None and omit(claim):
             continue
@@ -271,9 +289,9 @@ def extract_claims(
     """Every numeric claim of the five kinds in ``text`` (at most ``max_chars`` scanned).
 
     ``context`` (a metrics key, say) is passed to :func:`extract_relative_changes`.
-    ``omit`` is a test for p-value and from-to claims the caller would let pass
-    (those the report agrees with): they are left out before the costly reading
-    of their clause for threshold or hyperparameter words.
+    ``omit`` is a test for p-value, delta and from-to claims the caller would let
+    pass (those the report agrees with): they are left out before the costly
+    reading of their clause for threshold, parameter or hyperparameter words.
     """
     if not isinstance(text, str):
         return ProseClaims([], [], [], [], [])
@@ -282,7 +300,7 @@ def extract_claims(
     return ProseClaims(
         _p_values(text, folded, omit),
         _wins(text, folded),
-        _deltas(text, folded),
+        _deltas(text, folded, omit),
         _from_to(text, folded, omit),
         relative_changes(text, folded, context),
     )

@@ -126,6 +126,18 @@ def _holds_any(folded: str, words: tuple[str, ...]) -> bool:
     return False
 
 
+def _mentions_resampling(folded: str) -> bool:
+    """``_holds_any(folded, _ANY_RESAMPLE_WORD)``, written out: it runs on every answer's prose, text by text."""
+    return (
+        "resampl" in folded
+        or "perm" in folded
+        or "shuffl" in folded
+        or "flip" in folded
+        or "carlo" in folded
+        or "mc" in folded
+    )
+
+
 def _spellings(folded: str) -> Iterator[re.Pattern[str]]:
     """The spellings that may match ``folded``: those whose words it holds."""
     if _holds_any(folded, _NOUN_WORDS) or _HYPHENATED_SINGULAR.search(folded):
@@ -155,7 +167,7 @@ def extract_resample_counts(text: str, max_chars: int | None = None) -> list[int
 
 def _resample_counts(text: str, folded: str) -> list[int]:
     """:func:`extract_resample_counts` of ``text``, whose fold is ``folded``."""
-    if not _holds_any(folded, _ANY_RESAMPLE_WORD):
+    if not _mentions_resampling(folded):
         return []
     found: list[tuple[int, int]] = []
     for pattern in _spellings(folded):
@@ -164,7 +176,8 @@ def _resample_counts(text: str, folded: str) -> list[int]:
             count = _parse_count(text[start : m.end("count")])
             if count is not None and not _stated_exact(folded, start, m.end()):
                 found.append((start, count))
-    for m in islice(_B_COUNT.finditer(text), MAX_RESAMPLE_MATCHES):
+    b_counts = _B_COUNT.finditer(text) if "B" in text else ()  # every match starts with a capital B
+    for m in islice(b_counts, MAX_RESAMPLE_MATCHES):
         count = _parse_count(m.group("count"))
         if count is None:
             continue
@@ -193,12 +206,14 @@ def stated_resample_counts(texts: Iterable[str], max_chars: int) -> tuple[int, .
     # fold() maps each character on its own (str.lower looks around only a capital sigma, and not past
     # a line break), so each text's fold is its span of the fold of all of them.
     folded_all = fold("\n".join(read))
-    if not _holds_any(folded_all, _ANY_RESAMPLE_WORD):
+    if not _mentions_resampling(folded_all):
         return ()  # one test for all the texts: most answers state no count
     counts: dict[int, None] = {}
     start = 0
     for text in read:
         end = start + len(text)
-        counts.update(dict.fromkeys(_resample_counts(text, folded_all[start:end])))
+        folded = folded_all[start:end]
+        if _mentions_resampling(folded):  # as _resample_counts would test first, without the call
+            counts.update(dict.fromkeys(_resample_counts(text, folded)))
         start = end + 1  # past the line break
     return tuple(counts)

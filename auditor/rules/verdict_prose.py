@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from itertools import islice
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import join_pointer
 from ..prose import (
     ClaimTest,
+    DeltaClaim,
     FromToClaim,
     PValueClaim,
     RelativeChangeClaim,
@@ -52,6 +53,17 @@ def _prose_fields(ctx: AuditContext) -> Iterator[tuple[_KeyPath, str]]:
 def _strings_under(value: Any, path: _KeyPath, max_visits: int) -> Iterator[tuple[_KeyPath, str]]:
     """(path, string) of the strings in ``value`` (at ``path``) in document order, depth-first, visiting at most
     ``max_visits`` values."""
+    if isinstance(value, dict) and max_visits > 0:
+        entries = list(islice(value.items(), max_visits - 1))
+        for _, item in entries:
+            if isinstance(item, (dict, list)):
+                break
+        else:
+            # A flat dict, as metrics usually are: the walk below would visit the dict, then each entry once.
+            for key, item in entries:
+                if isinstance(item, str):
+                    yield (*path, key), item
+            return
     stack: list[tuple[Any, _KeyPath, int]] = [(value, path, 0)]
     visits = 0
     while stack and visits < max_visits:
@@ -150,43 +162,72 @@ def _relative_contradiction(ctx: AuditContext, claim: RelativeChangeClaim) -> st
     return None
 
 
-def _p_value_agrees(ctx: AuditContext, p: PValueClaim) -> bool:
+class _ReportValues(NamedTuple):
+    """The values a prose claim may quote: the report's claimed one, then the recomputed one when there is one.
+
+    Looked up once per audit: the agreement tests run for nearly every claim.
+    """
+
+    p_values: tuple[float, ...]
+    deltas: tuple[float, ...]
+    baseline_means: tuple[float, ...]
+    idea_means: tuple[float, ...]
+
+
+def _report_values(ctx: AuditContext) -> _ReportValues:
     c, r = ctx.report.comparison, ctx.recomputed
-    return p.consistent_with(c.p_value) or (r is not None and p.consistent_with(r.p_value))
-
-
-def _from_to_agrees(ctx: AuditContext, ft: FromToClaim) -> bool:
-    r = ctx.recomputed
-    return _matches_any(ft.start, ctx.baseline.stats.mean, r.baseline.mean if r is not None else None) and (
-        _matches_any(ft.end, ctx.idea.stats.mean, r.idea.mean if r is not None else None)
+    base, idea = ctx.baseline.stats.mean, ctx.idea.stats.mean
+    if r is None:
+        return _ReportValues((c.p_value,), (c.delta_mean,), (base,), (idea,))
+    return _ReportValues(
+        (c.p_value, r.p_value), (c.delta_mean, r.delta_mean), (base, r.baseline.mean), (idea, r.idea.mean)
     )
 
 
-def _agrees_with_report(ctx: AuditContext) -> ClaimTest:
-    """The test a p-value or from-to claim passes by, for extract_claims to leave such claims out early."""
+def _p_value_agrees(values: _ReportValues, p: PValueClaim) -> bool:
+    for value in values.p_values:
+        if p.consistent_with(value):
+            return True
+    return False
 
-    def agrees(claim: PValueClaim | FromToClaim) -> bool:
-        if isinstance(claim, PValueClaim):
-            return _p_value_agrees(ctx, claim)
-        return _from_to_agrees(ctx, claim)
+
+def _delta_agrees(values: _ReportValues, d: DeltaClaim) -> bool:
+    return _matches_any(d.reported, *values.deltas)
+
+
+def _from_to_agrees(values: _ReportValues, ft: FromToClaim) -> bool:
+    return _matches_any(ft.start, *values.baseline_means) and _matches_any(ft.end, *values.idea_means)
+
+
+def _agrees_with_report(values: _ReportValues) -> ClaimTest:
+    """The test a p-value, delta or from-to claim passes by, for extract_claims to leave such claims out early."""
+
+    def agrees(claim: PValueClaim | DeltaClaim | FromToClaim) -> bool:
+        kind = type(claim)
+        if kind is PValueClaim:
+            return _p_value_agrees(values, claim)
+        if kind is DeltaClaim:
+            return _delta_agrees(values, claim)
+        return _from_to_agrees(values, claim)
 
     return agrees
 
 
 def _contradictions(
-    ctx: AuditContext, text: str, budget: int, context: str, agrees: ClaimTest
+    ctx: AuditContext, text: str, budget: int, context: str, values: _ReportValues, agrees: ClaimTest
 ) -> Iterator[tuple[str, Any, Any]]:
     """(message, quoted text, report value) for each claim in ``text`` the report contradicts.
 
     A prose number is accepted when it matches the report's claimed value or
     the recomputed one: prose quoting the true value is not what is wrong
-    when the report disagrees (the A3xx rules say so).  ``agrees`` is
-    :func:`_agrees_with_report` of ``ctx``, made once per audit.
+    when the report disagrees (the A3xx rules say so).  ``values`` and
+    ``agrees`` are :func:`_report_values` of ``ctx`` and its
+    :func:`_agrees_with_report`, made once per audit.
     """
     c, r = ctx.report.comparison, ctx.recomputed
     claims = extract_claims(text, budget, context=context, omit=agrees)
     for p in claims.p_values:
-        if not _p_value_agrees(ctx, p):
+        if not _p_value_agrees(values, p):
             yield f'the prose says "{p.text}" but comparison.p_value is {c.p_value:.10g}', p.text, c.p_value
     for w in claims.wins:
         if w.wins not in (c.idea_wins, r.idea_wins if r is not None else None):
@@ -194,7 +235,7 @@ def _contradictions(
         elif w.total is not None and w.total not in (c.n_pairs, r.n_pairs if r is not None else None):
             yield f'the prose says "{w.text}" but comparison.n_pairs is {c.n_pairs}', w.text, c.n_pairs
     for d in claims.deltas:
-        if not _matches_any(d.reported, c.delta_mean, r.delta_mean if r is not None else None):
+        if not _delta_agrees(values, d):
             yield (
                 f'the prose says "{d.text}" but comparison.delta_mean is {c.delta_mean:.10g}',
                 d.text,
@@ -202,7 +243,7 @@ def _contradictions(
             )
     base, idea = ctx.baseline.stats.mean, ctx.idea.stats.mean
     for ft in claims.from_to:
-        if not _from_to_agrees(ctx, ft):
+        if not _from_to_agrees(values, ft):
             yield (
                 f'the prose says "{ft.text}" but the baseline mean is {base:.10g} and the idea mean is {idea:.10g}',
                 ft.text,
@@ -263,11 +304,12 @@ def V406(ctx: AuditContext) -> Iterator[Finding]:
     report first and quote the corrected value.
     """
     budget = ctx.options.max_prose_chars
-    agrees = _agrees_with_report(ctx)
+    values = _report_values(ctx)
+    agrees = _agrees_with_report(values)
     for path, text in _prose_fields(ctx):
         if budget <= 0:
             return
-        for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(path), agrees):
+        for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(path), values, agrees):
             yield V406.finding(
                 f"{message}; make the prose quote the report",
                 pointer=join_pointer("", *path),
