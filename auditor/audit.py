@@ -7,7 +7,6 @@ findings from every selected check rule -> status.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from itertools import islice
 from typing import Any
 
@@ -221,7 +220,7 @@ def audit_path(
     """
     started = time.perf_counter()
     result = _audit_path(path, options, source=source, rerun=rerun)
-    return replace(result, seconds=time.perf_counter() - started)
+    return result.with_seconds(time.perf_counter() - started)
 
 
 def _audit_path(

@@ -76,14 +76,19 @@ class AuditResult:
         and ``__post_init__`` (``dataclasses.replace`` would run both: every
         audit's findings are placed once, after the checks).
         """
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__, findings=findings)
-        return copy
+        return self._copy(findings=findings)
 
     def with_claimed(self, claimed: dict[str, Any] | None) -> AuditResult:
         """This result with ``claimed`` instead of its own, copied as :meth:`with_findings` copies."""
+        return self._copy(claimed=claimed)
+
+    def with_seconds(self, seconds: float) -> AuditResult:
+        """This result with the seconds its audit took, copied as :meth:`with_findings` copies."""
+        return self._copy(seconds=seconds)
+
+    def _copy(self, **fields: Any) -> AuditResult:
         copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__, claimed=claimed)
+        copy.__dict__.update(self.__dict__, **fields)
         return copy
 
     def count(self, severity: Severity) -> int:

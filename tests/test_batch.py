@@ -247,3 +247,14 @@ def test_benjamini_hochberg_matches_its_definition(p_values, q) -> None:
     m = len(ordered)
     k = max((i for i in range(1, m + 1) if ordered[i - 1] <= q * i / m), default=0)
     assert benjamini_hochberg(p_values, q) == (ordered[k - 1] if k else None)
+
+
+def test_a_path_audit_records_its_time_and_nothing_else_changes() -> None:
+    from auditor.audit import audit_bytes, audit_path
+
+    timed = audit_path(str(SEED_000), AuditOptions())
+    untimed = audit_bytes(SEED_000.read_bytes(), str(SEED_000), AuditOptions(), transcript_path=str(SEED_000))
+    assert timed.seconds is not None and timed.seconds > 0 and untimed.seconds is None
+    assert timed == untimed  # seconds do not take part in equality
+    assert replace(timed, seconds=None).__dict__ == untimed.__dict__
+    assert timed.with_seconds(1.5).seconds == 1.5 and timed.seconds != 1.5  # a copy
