@@ -213,13 +213,20 @@ class NonFinite:
 # digits): 200+ digits in a row (an overflowing mantissa needs more than 208
 # when its exponent has two digits) or an exponent of 100 or more.  Only such
 # chunks pay for the number hooks, which cost a Python call per number.  Both
-# are looked for in a copy of the chunk's UTF-8 bytes where every (ASCII) digit
-# is "0", "e", "E" and "+" are "e" and everything else is a blank: a few C-level
-# passes instead of a regex tried at every character ("e+100" reads "ee000").
-# The copy also finds exponents of zeros ("e000") and a "+" before three digits
-# in prose ("+100"), which only send a chunk to the hooks, whose values are the same.
-_DIGITS_AND_EXPONENTS = bytes(
-    ord("0") if chr(i).isascii() and chr(i).isdigit() else ord("e") if chr(i) in "eE+" else 32 for i in range(256)
+# are looked for in the chunk's shape: a copy of its UTF-8 bytes where every
+# (ASCII) digit is "0", "e", "E" and "+" are "e" and everything else is a blank
+# but for "{" and "[" (both "[": their count bounds the nesting depth) and "\\"
+# (an escape): a few C-level passes instead of a regex tried at every character
+# ("e+100" reads "ee000").  The shape also finds exponents of zeros ("e000") and
+# a "+" before three digits in prose ("+100"), which only send a chunk to the
+# hooks, whose values are the same.
+_SHAPE = bytes(
+    ord("0") if chr(i).isascii() and chr(i).isdigit()
+    else ord("e") if chr(i) in "eE+"
+    else ord("[") if chr(i) in "{["
+    else ord("\\") if chr(i) == "\\"
+    else 32
+    for i in range(256)
 )
 _LONG_DIGIT_RUN = b"0" * 200
 _LARGE_EXPONENT = b"e000"
@@ -246,19 +253,32 @@ class StrictDecoder:
 
     def raw_decode(self, text: str, start: int = 0) -> tuple[Any, int]:
         """The value that starts at ``start`` in ``text``, and the offset just past it."""
+        value, end, _ = self._decode(text, start)
+        return value, end
+
+    def raw_decode_counting(self, text: str, start: int = 0) -> tuple[Any, int, int]:
+        """:meth:`raw_decode`, and how many "{" and "[" the value's text holds (in its strings
+        too): at least its nesting depth, counted in the copy the decoder makes anyway."""
+        value, end, shape = self._decode(text, start)
+        return value, end, shape.count(b"[")
+
+    def _decode(self, text: str, start: int) -> tuple[Any, int, bytes]:
+        """The value at ``start``, the offset past it and its text's shape (see :data:`_SHAPE`)."""
         try:
             value, end = self._fast.raw_decode(text, start)
         except json.JSONDecodeError:
             raise
         except ValueError:  # an integer beyond int()'s digit limit: decode it slowly
             value, end = self._slow_decoder().raw_decode(text, start)
+            shape = _shape(text[start:end])
         else:
+            shape = _shape(text[start:end])
             # The fast path turned any overflowing number into inf or a huge int: decode again, slowly.
-            if _may_overflow(text[start:end]):
+            if _may_overflow(shape):
                 value, end = self._slow_decoder().raw_decode(text, start)
-        if text.find("\\", start, end) >= 0 and _SURROGATE_ESCAPE.search(text, start, end) is not None:
+        if shape.find(b"\\") >= 0 and _SURROGATE_ESCAPE.search(text, start, end) is not None:
             value = replace_lone_surrogates(value)
-        return value, end
+        return value, end, shape
 
     def _slow_decoder(self) -> json.JSONDecoder:
         if self._slow is None:
@@ -296,10 +316,15 @@ class StrictDecoder:
         )
 
 
-def _may_overflow(chunk: str) -> bool:
-    """``chunk`` may hold a number the fast decoder turns into inf or refuses (see _LONG_DIGIT_RUN)."""
-    shape = chunk.encode("utf-8", "surrogatepass").translate(_DIGITS_AND_EXPONENTS)
-    return _LONG_DIGIT_RUN in shape or _LARGE_EXPONENT in shape
+def _shape(chunk: str) -> bytes:
+    """``chunk`` as :data:`_SHAPE` reads it: one pass in C."""
+    return chunk.encode("utf-8", "surrogatepass").translate(_SHAPE)
+
+
+def _may_overflow(shape: bytes) -> bool:
+    """The chunk of this shape may hold a number the fast decoder turns into inf or refuses (see :data:`_SHAPE`)."""
+    # (find, not "in": "in" on bytes first tries its operand as an integer, a failure that costs more)
+    return shape.find(_LONG_DIGIT_RUN) >= 0 or shape.find(_LARGE_EXPONENT) >= 0
 
 
 _THREAD_DECODERS = threading.local()

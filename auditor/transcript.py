@@ -133,15 +133,13 @@ def decode_text(
                 f"at character offset {surrogate.start()}",
                 claimed=surrogate.start(),
             )
+        problem = _nul_character(text)
     else:
         if len(data) > max_bytes:
             return None, _too_large(len(data), max_bytes)
         text, problem = _decode_bytes(data, encoding)
-        if problem is not None:
-            return None, problem
-    nul = text.find("\x00")
-    if nul >= 0:
-        return None, P105.finding(f"the input is binary, not text: NUL character at offset {nul}")
+    if problem is not None:
+        return None, problem
     if not text or text.isspace():
         what = "empty" if not text else "only whitespace"
         return None, P105.finding(f"the input is {what}: there is no answer to audit")
@@ -192,7 +190,7 @@ def _decode_bytes(data: bytes, requested: str | None = None) -> tuple[str, Findi
         if nul >= 0:  # UTF-8 text never holds NUL; UTF-16 without a BOM is not supported
             return "", P105.finding(f"the input is binary, not text: NUL byte at byte offset {nul}")
     try:
-        return data[skip:].decode(encoding), None
+        text = data[skip:].decode(encoding)
     except UnicodeDecodeError as exc:
         offset = skip + exc.start
         bad = data[offset : offset + 1].hex()
@@ -205,6 +203,13 @@ def _decode_bytes(data: bytes, requested: str | None = None) -> tuple[str, Findi
         )
     except LookupError:
         return "", P105.finding(f"unknown text encoding {requested!r} (--encoding)")
+    # (UTF-8 spells NUL as the NUL byte alone, which was looked for above, in the bytes: a cheaper search)
+    return text, None if encoding == "utf-8" else _nul_character(text)
+
+
+def _nul_character(text: str) -> Finding | None:
+    nul = text.find("\x00")
+    return None if nul < 0 else P105.finding(f"the input is binary, not text: NUL character at offset {nul}")
 
 
 # --------------------------------------------------------------------------- choosing
@@ -371,12 +376,11 @@ def _sole_answer(text: str, max_depth: int) -> _Parsed | None:
     decoder = thread_decoder()
     before = decoder.created
     try:
-        value, end = decoder.raw_decode(text, start)
+        value, end, brackets = decoder.raw_decode_counting(text, start)  # (strings' brackets too: at least its depth)
     except (ValueError, RecursionError):
         return None
     if text.find("{", end) >= 0:
         return None
-    brackets = text.count("{", start, end) + text.count("[", start, end)  # (strings' too: at least its depth)
     if brackets > max_depth and nesting_depth(value, max_depth) > max_depth:
         return None
     score = candidate_score(value)

@@ -319,6 +319,31 @@ def test_p105_unreadable_input(data, words):
     assert finding.severity is Severity.ERROR
 
 
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"ab\x00c", "the input is binary, not text: NUL byte at byte offset 2"),
+        (codecs.BOM_UTF8 + b"ab\x00c", "the input is binary, not text: NUL byte at byte offset 5"),
+        ("ab\x00c", "the input is binary, not text: NUL character at offset 2"),
+        (codecs.BOM_UTF16_LE + "ab\x00c".encode("utf-16-le"), "the input is binary, not text: NUL character at offset 2"),
+    ],
+)
+def test_nul_is_found_in_the_bytes_of_utf8_and_in_the_text_of_other_encodings(data, message):
+    from auditor.transcript import decode_text
+
+    text, problem = decode_text(data, max_bytes=1 << 20)
+    assert text is None and problem.message == message
+
+
+def test_the_answer_shortcut_counts_brackets_as_the_text_holds_them():
+    from auditor.jsonscan import StrictDecoder
+
+    text = 'x {"a": [1, {"b": "[{"}], "c": "\\u00e9{"} y'
+    value, end, brackets = StrictDecoder().raw_decode_counting(text, 2)
+    assert (value, end) == StrictDecoder().raw_decode(text, 2) == (json.loads(text[2:-2]), len(text) - 2)
+    assert brackets == text.count("{", 2, end) + text.count("[", 2, end) == 6
+
+
 def test_an_encoding_named_decodes_what_utf8_cannot():
     from auditor.transcript import decode_text
 
