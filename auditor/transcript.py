@@ -65,10 +65,10 @@ def read_source(path: str, *, max_bytes: int) -> tuple[bytes | None, Finding | N
             info = os.stat(path)
             if stat.S_ISDIR(info.st_mode):
                 return None, P105.finding(f"cannot read {path!r}: it is a directory, not a file")
-            if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
+            regular = stat.S_ISREG(info.st_mode)
+            if regular and info.st_size > max_bytes:
                 return None, _too_large(info.st_size, max_bytes)
-            with open(path, "rb") as handle:
-                data = handle.read(max_bytes + 1)
+            data = _read_at_most(path, max_bytes + 1, info.st_size if regular else None)
     except FileNotFoundError:
         return None, P105.finding(f"cannot read {path!r}: no such file")
     except (OSError, ValueError) as exc:
@@ -79,6 +79,35 @@ def read_source(path: str, *, max_bytes: int) -> tuple[bytes | None, Finding | N
     if not data:
         return None, P105.finding("the input is empty (0 bytes): there is no answer to audit")
     return data, None
+
+
+# Reads after the first (a pipe, a file that grew since stat): at most this many bytes each.
+_READ_CHUNK = 1 << 16
+
+
+def _read_at_most(path: str, limit: int, size: int | None) -> bytes:
+    """The first ``limit`` bytes of the file at ``path`` (all of it when shorter).
+
+    The first read asks for the ``size`` stat gave plus one byte, not for ``limit``:
+    a read allocates what it asks for, and a 16 MiB buffer for a 4 KB answer cost
+    more than the rest of reading it.  Plain descriptor reads, no buffered file
+    object: a batch reads every transcript once.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        got = 0
+        want = min(limit, size + 1) if size is not None else min(limit, _READ_CHUNK)
+        while got < limit:
+            chunk = os.read(fd, min(want, limit - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            want = _READ_CHUNK
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _read_stdin(max_bytes: int) -> bytes:

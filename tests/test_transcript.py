@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 import json
 import sys
 
@@ -378,6 +379,52 @@ def test_read_source_problems_are_p105(tmp_path, kind):
     data, problem = read_source(str(path), max_bytes=1000)
     assert data is None and problem is not None and problem.rule == "P105"
     assert {"missing": "no such file", "directory": "directory", "empty": "empty", "too_large": "5,000"}[kind] in problem.message
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize(("written", "limit"), [(200_000, 1 << 20), (200_000, 150_000), (70_000, 70_000)])
+def test_read_source_reads_a_pipe_to_its_end_or_its_limit(tmp_path, written, limit):
+    """A pipe has no size to read up to: it is read in chunks, to its end or just past the limit."""
+    import threading
+
+    path = tmp_path / "pipe"
+    os.mkfifo(path)
+    payload = bytes(range(256)) * (written // 256) + b"x" * (written % 256)
+
+    def write() -> None:
+        try:
+            with open(path, "wb") as pipe:
+                pipe.write(payload)
+        except BrokenPipeError:  # the reader stopped at its limit
+            pass
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    data, problem = read_source(str(path), max_bytes=limit)
+    writer.join()
+    if written <= limit:
+        assert (data, problem) == (payload, None)
+    else:
+        assert data is None and problem.rule == "P105" and f"more than {limit:,}" in problem.message
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs procfs")
+def test_read_source_reads_a_file_whose_size_says_zero():
+    """procfs files report size 0 and still have content: stat's size only sizes the first read."""
+    data, problem = read_source("/proc/self/status", max_bytes=1 << 20)
+    assert problem is None and b"Name:" in data
+
+
+def test_read_source_reads_a_file_that_grew_after_stat(tmp_path, monkeypatch):
+    """The first read asks for stat's size plus one byte; a file longer by then is still read whole."""
+    import auditor.transcript as transcript
+
+    path = tmp_path / "answer.txt"
+    path.write_bytes(b"y" * 100_000)
+    real_stat = os.stat
+    monkeypatch.setattr(transcript.os, "stat", lambda p, *a, **k: os.stat_result((*real_stat(p)[:6], 10, *real_stat(p)[7:])))
+    assert read_source(str(path), max_bytes=1 << 20) == (b"y" * 100_000, None)
+    assert read_source(str(path), max_bytes=50_000)[1].rule == "P105"
 
 
 def test_read_source_stdin(monkeypatch):
