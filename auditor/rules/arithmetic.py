@@ -10,6 +10,7 @@ the sweep check A311 in :mod:`.arithmetic_sweep`.
 
 from __future__ import annotations
 
+import math
 from typing import Iterator
 
 from ..context import AuditContext
@@ -65,6 +66,19 @@ def _claimed_counts(ctx: AuditContext) -> list[tuple[str, str, int]]:
     return counts
 
 
+def _claimed_counts_are(ctx: AuditContext, n: int) -> bool:
+    """Whether every count :func:`_claimed_counts` lists is ``n`` (as nearly always), without building
+    their labels and pointers."""
+    c, report = ctx.report.comparison, ctx.report
+    return (
+        (report.n_seeds is None or report.n_seeds == n)
+        and ctx.baseline.stats.n == n
+        and ctx.idea.stats.n == n
+        and c.n_pairs == n
+        and (c.per_seed_diffs is None or len(c.per_seed_diffs) == n)
+    )
+
+
 @check_rule("A301", "count-mismatch", Severity.ERROR)
 def A301(ctx: AuditContext) -> Iterator[Finding]:
     """The seed counts of the report disagree with each other.
@@ -106,6 +120,8 @@ def A301(ctx: AuditContext) -> Iterator[Finding]:
             claimed=idea_len,
             recomputed=base_len,
         )
+        return
+    if _claimed_counts_are(ctx, base_len):
         return
     for label, pointer, value in _claimed_counts(ctx):
         if value != base_len:
@@ -233,8 +249,10 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     r, claimed = ctx.recomputed, ctx.report.comparison.per_seed_diffs
     if r is None or claimed is None or len(claimed) != r.n_pairs:
         return  # a length mismatch is A301's
-    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
     diffs = r.diffs
+    if tuple(claimed) == diffs and all(map(math.isfinite, diffs)):
+        return  # every difference as computed (nearly every answer): mean_agrees of equal finite values
+    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
 
     def close(value: float, k: int) -> bool:
         return mean_agrees(value, diffs[k], 1, scales[k])

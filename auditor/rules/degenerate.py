@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from operator import ne
 from typing import Iterator
@@ -11,8 +12,8 @@ from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import SweepEntry
 from ..stats import min_two_sided_p
-from ..strings import canonical_json
 from ..verdicts import Verdict
+from .tuning import config_point
 
 # Two per-seed values are "the same metric" below this relative difference:
 # float32 noise, not a different outcome.
@@ -133,8 +134,12 @@ def D503(ctx: AuditContext) -> Iterator[Finding]:
             )
 
 
-def _sweep_key(sweep: list[SweepEntry]) -> list[tuple[str, float]]:
-    return sorted((canonical_json(e.cfg), e.mean) for e in sweep)
+def _same_entries(a: list[SweepEntry], b: list[SweepEntry]) -> bool:
+    """Whether two sweeps list the same (config, mean) entries, in any order; configs are the same
+    when their canonical JSON is, which :func:`~.tuning.config_point` tells without spelling them."""
+    if len(a) != len(b):
+        return False
+    return Counter((config_point(e.cfg), e.mean) for e in a) == Counter((config_point(e.cfg), e.mean) for e in b)
 
 
 @check_rule("D504", "copied-sweep", Severity.ERROR)
@@ -163,10 +168,10 @@ def D504(ctx: AuditContext) -> Iterator[Finding]:
     means, and take the idea's `best_cfg` from it.
     """
     b, i = ctx.baseline, ctx.idea
-    if not b.sweep or not i.sweep or _sweep_key(b.sweep) != _sweep_key(i.sweep):
-        return
     if b.per_seed == i.per_seed:
         return  # a no-op idea: D501 already says so
+    if not b.sweep or not i.sweep or not _same_entries(b.sweep, i.sweep):
+        return
     yield D504.finding(
         f"the idea's sweep ({len(i.sweep)} entries) is an exact copy of the baseline's, yet their "
         "per-seed results differ: the idea was not actually swept",

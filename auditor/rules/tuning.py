@@ -24,7 +24,7 @@ def _canonical(value: Any) -> str:
     """``json.dumps(value, sort_keys=True, default=str)``: what makes two config values the same.
 
     Scalars, nearly every config value, are spelled as the JSON encoder spells them
-    without building an encoder (a sweep's values are compared dozens of times per audit).
+    without building an encoder.  Comparisons go through :func:`spelling_key` instead.
     """
     kind = type(value)
     if kind is str:
@@ -36,19 +36,58 @@ def _canonical(value: Any) -> str:
     return canonical_json(value)
 
 
+def spelling_key(value: Any) -> Any:
+    """A stand-in for :func:`_canonical`: two config values get equal keys exactly when they get equal spellings.
+
+    Spelling a float (its shortest round-trip repr) costs more than the comparisons it
+    decides, so the common values stand for themselves: a finite non-zero float (repr is
+    one-to-one on them), a string and None, none of which equals another's key.  Ints and
+    bools carry their type, as ``1``, ``1.0`` and ``true`` are spelled apart but compare
+    equal; a zero carries its sign, and infinities and containers are keyed by their spelling.
+    """
+    kind = type(value)
+    if kind is float:
+        if not value:
+            return (float, math.copysign(1.0, value))
+        return value if math.isfinite(value) else (float, _canonical(value))
+    if kind is str or value is None:
+        return value
+    if kind is int or kind is bool:
+        return (kind, value)
+    return (kind, _canonical(value))
+
+
 def swept_keys(sweep: list[SweepEntry]) -> set[str]:
     """Config keys whose value differs between sweep entries (a missing key reads as null).
 
     One pass over the entries: the cost grows with the sweep's size, not with
     entries times keys.
     """
-    values: dict[str, set[str]] = {}
+    values: dict[str, set[Any]] = {}
     present: dict[str, int] = {}
     for entry in sweep:
         for key, value in entry.cfg.items():
-            values.setdefault(key, set()).add(_canonical(value))
-            present[key] = present.get(key, 0) + 1
-    return {k for k, seen in values.items() if len(seen | ({"null"} if present[k] < len(sweep) else set())) > 1}
+            seen = values.get(key)
+            if seen is None:
+                values[key] = {spelling_key(value)}
+                present[key] = 1
+            else:
+                seen.add(spelling_key(value))
+                present[key] += 1
+    entries = len(sweep)
+    swept = set()
+    for key, seen in values.items():
+        if len(seen) > 1 or (present[key] < entries and None not in seen):
+            swept.add(key)
+    return swept
+
+
+def config_point(cfg: dict[str, Any], keys: set[str] | frozenset[str] | None = None) -> frozenset[tuple[str, Any]]:
+    """``cfg`` (only its ``keys`` when given, null values left out then) as a set of (key, :func:`spelling_key`)
+    pairs: equal for two configs exactly when their canonical JSON is."""
+    if keys is None:
+        return frozenset([(k, spelling_key(v)) for k, v in cfg.items()])
+    return frozenset([(k, spelling_key(v)) for k, v in cfg.items() if k in keys and v is not None])
 
 
 def _grid(sweep: list[SweepEntry], keys: set[str]) -> set[str]:
@@ -63,13 +102,16 @@ def _points(points: list[str]) -> str:
     return "; ".join("{" + config_text(json.loads(point)) + "}" for point in points)
 
 
-def _numeric_values(sweep: list[SweepEntry], keys: set[str]) -> dict[str, list[float]]:
+def _numeric_values(sweep: list[SweepEntry], keys: frozenset[str]) -> dict[str, list[float]]:
     """The sorted finite numbers each of ``keys`` takes in the sweep."""
     found: dict[str, set[float]] = {k: set() for k in keys}
     for entry in sweep:
         for key, value in entry.cfg.items():
-            if key in found and (number := _number(value)) is not None:
-                found[key].add(number)
+            if (numbers := found.get(key)) is not None:
+                if type(value) is float and math.isfinite(value):
+                    numbers.add(value)  # what _number gives it, without its tests
+                elif (number := _number(value)) is not None:
+                    numbers.add(number)
     return {k: sorted(v) for k, v in found.items()}
 
 
@@ -103,7 +145,7 @@ def T601(ctx: AuditContext) -> Iterator[Finding]:
     for arm, keys in zip(ctx.arms(), ctx.swept_keys, strict=True):
         if not arm.sweep or arm.best_cfg is None:
             continue
-        grids = _numeric_values(arm.sweep, set(keys))
+        grids = _numeric_values(arm.sweep, keys)
         for key in sorted(grids):
             grid = grids[key]
             chosen = _number(arm.best_cfg.get(key))
@@ -147,9 +189,10 @@ def T602(ctx: AuditContext) -> Iterator[Finding]:
     if not b.sweep or not i.sweep:
         return
     keys = set().union(*ctx.swept_keys)
-    b_grid, i_grid = _grid(b.sweep, keys), _grid(i.sweep, keys)
-    if b_grid == i_grid:
+    # The points compare without spelling them; only the finding needs their JSON.
+    if {config_point(e.cfg, keys) for e in b.sweep} == {config_point(e.cfg, keys) for e in i.sweep}:
         return
+    b_grid, i_grid = _grid(b.sweep, keys), _grid(i.sweep, keys)
     only_b, only_i = sorted(b_grid - i_grid), sorted(i_grid - b_grid)
     yield T602.finding(
         f"the arms were swept over different grids: only the baseline tried {_points(only_b)}, "
@@ -192,7 +235,7 @@ def T603(ctx: AuditContext) -> Iterator[Finding]:
     for key in sorted((set(b_cfg) | set(i_cfg)) - swept):
         missing = object()
         b_val, i_val = b_cfg.get(key, missing), i_cfg.get(key, missing)
-        if b_val is not missing and i_val is not missing and _canonical(b_val) == _canonical(i_val):
+        if b_val is not missing and i_val is not missing and spelling_key(b_val) == spelling_key(i_val):
             continue
         shown_b = "unset" if b_val is missing else _canonical(b_val)
         shown_i = "unset" if i_val is missing else _canonical(i_val)
