@@ -18,12 +18,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from .strings import json_encoder
 
 if TYPE_CHECKING:  # the parent of a batch compacts facts without loading the audit pipeline
     from .context import AuditContext
@@ -73,13 +74,13 @@ class CrossFacts:
         )
 
 
-# json.dumps(cfg, sort_keys=True, separators=(", ", ": ")), whose options would build an encoder per call.
-_CONFIG_ENCODER = json.JSONEncoder(sort_keys=True, separators=(", ", ": "))
+# json.dumps(cfg, sort_keys=True, separators=(", ", ": ")), built once (see json_encoder).
+_config_encoder = json_encoder(sort_keys=True, separators=(", ", ": "))
 
 
 def config_text(cfg: Any) -> str:
     """A config as the text that groups answers and names it in X901 (keys sorted)."""
-    return _CONFIG_ENCODER.encode(cfg)
+    return _config_encoder(cfg)
 
 
 def shared(value: Any) -> Any:

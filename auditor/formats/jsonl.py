@@ -26,6 +26,7 @@ from ..errors import UsageError
 from ..findings import Finding
 from ..paths import key
 from ..result import AuditResult
+from ..strings import json_encoder
 from . import Run
 from .safe import clean, clean_finding, clean_result, json_is_clean
 
@@ -87,12 +88,8 @@ def resume_from(path: str | Path) -> dict[str, AuditResult]:
     return done
 
 
-# One encoder for every line: json.dumps with options builds a new one per call.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def _dumps(data: Any) -> str:
-    return _ENCODER.encode(data)
+# One encoder for every line, built once (see json_encoder).
+_dumps = json_encoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def result_line(result: AuditResult) -> str:

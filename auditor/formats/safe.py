@@ -31,10 +31,11 @@ cleans each line it writes.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+from ..strings import json_encoder
 
 if TYPE_CHECKING:
     from ..findings import Finding
@@ -69,7 +70,7 @@ _UNSAFE_IN_JSON = re.compile(r"\\(?:u00[01][0-9a-fA-F]|[rbf])|[\x7f-\x9f\u202a-\
 # Built once (json.dumps with options builds one per call).  It writes null for a value that is not
 # JSON data (compact cross facts): clean_value leaves such a value as it is (it cleans strings, dicts,
 # lists and tuples only), so nothing in it is ever cleaned.
-_PROBE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=lambda value: None)
+_probe_encoder = json_encoder(ensure_ascii=False, default=lambda value: None)
 
 
 def json_is_clean(text: str) -> bool:
@@ -156,6 +157,6 @@ def _all_clean(result: "AuditResult") -> bool:
         result.log,
     ]
     try:
-        return json_is_clean(_PROBE_ENCODER.encode(values))
-    except (TypeError, ValueError):  # a key JSON has no spelling for, or a cycle: the walk decides
+        return json_is_clean(_probe_encoder(values))
+    except (TypeError, ValueError, RecursionError):  # a key JSON has no spelling for, or a cycle: the walk decides
         return False
