@@ -45,29 +45,18 @@ class _Model:
 
     FIELDS: ClassVar[dict[str, Convert]] = {}
     REQUIRED: ClassVar[frozenset[str]] = frozenset()
-    # FIELDS as (name, conversion) pairs, None where the value is kept as written.
-    _PLAN: ClassVar[tuple[tuple[str, Convert | None], ...]] = ()
     extra: dict[str, Any]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._PLAN = tuple((name, None if convert is _as_written else convert) for name, convert in cls.FIELDS.items())
+        # Each model class gets its own builder (a subclass declares other FIELDS),
+        # written on its first use so that importing the models stays cheap.
+        cls.from_json = classmethod(_build_on_first_use)  # type: ignore[assignment]
 
     @classmethod
     def from_json(cls, data: dict[str, Any]):
         """The model of ``data``, a JSON object the schema accepted."""
-        get = data.get
-        values = {}
-        for name, convert in cls._PLAN:
-            value = get(name)
-            values[name] = value if value is None or convert is None else convert(value)
-        fields = cls.FIELDS
-        values["extra"] = {} if data.keys() <= fields.keys() else {
-            key: value for key, value in data.items() if key not in fields
-        }
-        model = _new(cls)
-        model.__dict__.update(values)
-        return model
+        return _build_on_first_use(cls, data)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is read-only")
@@ -78,6 +67,71 @@ class _Model:
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS if getattr(self, name) is not None)
         return f"{type(self).__name__}({shown})"
+
+
+def _build_on_first_use(cls: type[_Model], data: dict[str, Any]) -> _Model:
+    """Install ``cls``'s generated ``from_json`` in place of this stub, then build with it."""
+    build = _builder(cls)
+    cls.from_json = staticmethod(build)  # type: ignore[assignment]
+    return build(data)
+
+
+def _builder(cls: type[_Model]) -> Callable[[dict[str, Any]], _Model]:
+    """``from_json`` for ``cls``, written out field by field.
+
+    A loop over the fields cost a dozen bytecodes per field and per model.  The
+    generated function reads each required key by subscript (an object without
+    one was not accepted by the schema: :func:`_read_loosely` builds it), each
+    other key with ``get``, converts what is neither null nor kept as written,
+    and fills the new instance's dict in one call.  ``extra`` is known to be
+    empty, without looking at the keys, when the object holds no more keys than
+    the fields found in it.
+    """
+    namespace: dict[str, Any] = {"cls": cls, "_read_loosely": _read_loosely, "_extra": _extra}
+    fields = list(cls.FIELDS.items())
+    required = [(index, name) for index, (name, _) in enumerate(fields) if name in cls.REQUIRED]
+    lines = ["def from_json(data):"]
+    if required:
+        lines.append("    try:")
+        lines += [f"        v{index} = data[{name!r}]" for index, name in required]
+        lines += ["    except KeyError:", "        return _read_loosely(cls, data)"]
+    lines += ["    get = data.get", f"    found = {len(required)}"]
+    for index, (name, convert) in enumerate(fields):
+        if name in cls.REQUIRED:
+            conversion = [] if convert is _as_written else [f"v{index} = _convert{index}(v{index})"]
+        else:
+            lines.append(f"    v{index} = get({name!r})")
+            conversion = ["found += 1"] + ([] if convert is _as_written else [f"v{index} = _convert{index}(v{index})"])
+        if conversion:
+            namespace[f"_convert{index}"] = convert
+            lines += [f"    if v{index} is not None:"] + [f"        {line}" for line in conversion]
+    entries = [f"{name!r}: v{index}" for index, (name, _) in enumerate(fields)]
+    entries.append("'extra': {} if len(data) == found else _extra(cls, data)")
+    # cls() is a bare instance (models have no __init__), made without object.__new__'s argument tuples.
+    lines += ["    model = cls()", f"    model.__dict__.update({{{', '.join(entries)}}})", "    return model"]
+    exec("\n".join(lines), namespace)  # noqa: S102 -- our own field names, written as literals
+    build = namespace["from_json"]
+    build.__qualname__ = f"{cls.__qualname__}.from_json"
+    build.__module__ = cls.__module__
+    build.__doc__ = _Model.from_json.__doc__
+    return build
+
+
+def _read_loosely(cls: type[_Model], data: dict[str, Any]) -> _Model:
+    """The model of any JSON object, missing required fields reading as None."""
+    values = {}
+    for name, convert in cls.FIELDS.items():
+        value = data.get(name)
+        values[name] = value if value is None or convert is _as_written else convert(value)
+    values["extra"] = _extra(cls, data)
+    model = _new(cls)
+    model.__dict__.update(values)
+    return model
+
+
+def _extra(cls: type[_Model], data: dict[str, Any]) -> dict[str, Any]:
+    fields = cls.FIELDS
+    return {} if data.keys() <= fields.keys() else {key: value for key, value in data.items() if key not in fields}
 
 
 # A JSON integer in a float field converts exactly as Python does (the schema bounds it);
