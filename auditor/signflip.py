@@ -20,6 +20,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from itertools import repeat
+from operator import sub
 from typing import TYPE_CHECKING
 
 from .precision import U32, U64, as_floats, float64_sum
@@ -139,8 +140,8 @@ class _MeetInTheMiddle:
         """Pairs (l, r) of half sums with r below ``threshold - l`` (``side="right"``: or equal)."""
         if self.in_lists:
             search = bisect_left if side == "left" else bisect_right
-            needles = [threshold - left for left in self.left]
-            return sum(map(search, repeat(self.right, len(needles)), needles))
+            needles = map(sub, repeat(threshold), self.left)
+            return sum(map(search, repeat(self.right), needles))
         import numpy as np
 
         with np.errstate(over="ignore", invalid="ignore"):
@@ -178,7 +179,11 @@ def _exact_counts(
 
 
 def _exact_sign_flip(
-    values: list[float], base_values: list[float] | None, idea_values: list[float] | None, bands: bool
+    values: list[float],
+    base_values: list[float] | None,
+    idea_values: list[float] | None,
+    bands: bool,
+    sums: tuple[float, float] | None = None,
 ) -> SignFlipResult:
     """Enumerate all 2^n sign patterns of the n <= :data:`EXACT_MAX_N_CAP` differences ``values``.
 
@@ -187,10 +192,10 @@ def _exact_sign_flip(
     With ``bands``, float32's near-ties widen the honest range (see
     :class:`SignFlipResult`).  Scalar work is done on Python floats (n <= 40:
     numpy's per-call cost would dominate); every sum is still numpy's
-    (:func:`~auditor.precision.float64_sum` keeps its order).
+    (:func:`~auditor.precision.float64_sum` keeps its order).  ``sums`` are
+    sum(values) and sum|values| when the caller has them.
     """
-    observed_sum = float64_sum(values)
-    abs_sum = float64_sum(list(map(abs, values)))
+    observed_sum, abs_sum = sums or (float64_sum(values), float64_sum(list(map(abs, values))))
     if 0.0 in values:
         nonzero = [x for x in values if x != 0]
         exactness = SumExactness(nonzero)
@@ -313,13 +318,38 @@ def sign_flip_test(
     magnitudes set the tie tolerance.  ``bands=False`` skips the honest-range
     bands (leave-one-out tests need the p alone).
     """
-    values = as_floats(d)
-    base_values = None if baseline is None else as_floats(baseline)
-    idea_values = None if idea is None else as_floats(idea)
+    return sign_flip_on_floats(
+        as_floats(d),
+        None if baseline is None else as_floats(baseline),
+        None if idea is None else as_floats(idea),
+        exact_max_n=exact_max_n,
+        resamples=resamples,
+        seed=seed,
+        bands=bands,
+    )
+
+
+def sign_flip_on_floats(
+    values: list[float],
+    base_values: list[float] | None,
+    idea_values: list[float] | None,
+    *,
+    exact_max_n: int = EXACT_MAX_N_CAP,
+    resamples: int = 100_000,
+    seed: int = 0,
+    bands: bool = True,
+    sums: tuple[float, float] | None = None,
+) -> SignFlipResult:
+    """:func:`sign_flip_test` of lists of Python floats (:func:`~auditor.precision.as_floats`'s).
+
+    ``sums`` are ``float64_sum(values)`` and ``float64_sum`` of their magnitudes, when
+    the caller has them already (:func:`auditor.stats.recompute` does); the exact
+    test then does not add them up again.
+    """
     if not values:
         return SignFlipResult(1.0, 1.0, "exact", 1, PBand(1.0, 1.0), PBand(1.0, 1.0), 0)
     if len(values) <= min(exact_max_n, EXACT_MAX_N_CAP):
-        return _exact_sign_flip(values, base_values, idea_values, bands)
+        return _exact_sign_flip(values, base_values, idea_values, bands, sums)
     import numpy as np  # the randomized test's draws are vectorised
 
     with np.errstate(over="ignore", invalid="ignore"):  # huge sums overflow quietly, as in the exact test

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable
+from itertools import repeat
 from operator import add, eq, itemgetter, sub
 
 from .precision import ACCUMULATION_SAFETY, U32, U64, as_floats, float64_sum
@@ -101,7 +102,8 @@ def sums_are_exact(d: Iterable[float], unit: float) -> bool:
 class SumExactness:
     """Whether the signed sums of the non-zero differences ``nonzero`` are exact in a format.
 
-    The bit span (:func:`_bit_span`) is found once for float64 and float32 alike.
+    Whether the bit span (:func:`_bit_span`) fits a format is decided without
+    finding the span when the sum allows (:meth:`_span_fits`).
     ``abs_sum`` is sum|nonzero| (:func:`float64_sum`) when the caller has it already.
     """
 
@@ -115,13 +117,33 @@ class SumExactness:
             return True
         if unit > U64 and not float32_holds(self.nonzero):  # the values themselves must be exact in the narrower format
             return False
-        precision = 53 if unit == U64 else 24
+        return self._span_fits(53 if unit == U64 else 24)
+
+    def _span_fits(self, precision: int) -> bool:
+        """``_bit_span() <= precision``, decided without the span when the values allow.
+
+        The span fits when every value is a multiple of 2^(top - precision), top the
+        exponent of sum|values|: scaled by 2^(precision - top), each is then an
+        integer.  Scaling up by a power of two is exact, and no scaled value
+        overflows (each stays below 2^precision), so the test is exact; it costs a
+        fraction of :func:`_lowest_set_bit_of_all`'s integer ratios.  A sum that
+        overflows, or one beyond 2^precision (scaling down could round), is left to
+        the span itself.
+        """
+        abs_sum = self._nonzero_abs_sum()
+        scale = precision - math.frexp(abs_sum)[1]
+        if scale >= 0 and math.isfinite(abs_sum):
+            return all(map(float.is_integer, map(math.ldexp, self.nonzero, repeat(scale))))
         return self._bit_span() <= precision
+
+    def _nonzero_abs_sum(self) -> float:
+        if self._abs_sum is None:
+            self._abs_sum = float64_sum(list(map(abs, self.nonzero)))
+        return self._abs_sum
 
     def _bit_span(self) -> int:
         if self._span is None:
-            abs_sum = float64_sum(list(map(abs, self.nonzero))) if self._abs_sum is None else self._abs_sum
-            self._span = _bit_span(abs_sum, self.nonzero)
+            self._span = _bit_span(self._nonzero_abs_sum(), self.nonzero)
         return self._span
 
 

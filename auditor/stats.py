@@ -51,6 +51,7 @@ from .signflip import (
     SignFlipResult,
     leave_one_out_p_values,
     min_two_sided_p,
+    sign_flip_on_floats,
     sign_flip_test,
     sums_are_exact,
     tie_tolerance,
@@ -130,10 +131,10 @@ def summarize(values: Iterable[float]) -> ArmSummary:
     return _summary(as_floats(values))
 
 
-def _summary(values: list[float]) -> ArmSummary:
-    """:func:`summarize` on Python floats (n >= 1)."""
+def _summary(values: list[float], total: float | None = None) -> ArmSummary:
+    """:func:`summarize` on Python floats (n >= 1); ``total`` is ``float64_sum(values)`` when known."""
     n = len(values)
-    mean, squares = _moments(values)
+    mean, squares = _moments(values, total)
     magnitude = max(map(abs, values))
     if math.isnan(mean) and any(map(math.isnan, values)):
         magnitude = math.nan  # numpy's max propagates a NaN; Python's depends on where it stands
@@ -146,14 +147,15 @@ def _summary(values: list[float]) -> ArmSummary:
     )
 
 
-def _moments(values: list[float]) -> tuple[float, float]:
+def _moments(values: list[float], total: float | None = None) -> tuple[float, float]:
     """``np.mean(values)`` and the sum of squared deviations that ``np.var`` divides by n - ddof (n >= 1).
 
     numpy's operations in numpy's order, on Python floats (both sums are
-    :func:`float64_sum`), so the same bits without numpy's per-call cost on the
-    few values of an answer; ``np.std`` is the square root of the variance.
+    :func:`float64_sum`; ``total`` is the first when the caller has it), so the
+    same bits without numpy's per-call cost on the few values of an answer;
+    ``np.std`` is the square root of the variance.
     """
-    mean = float64_sum(values) / len(values)
+    mean = (float64_sum(values) if total is None else total) / len(values)
     return mean, float64_sum([(x - mean) * (x - mean) for x in values])
 
 
@@ -292,15 +294,15 @@ def recompute(
         raise ValueError("baseline and idea must be non-empty vectors of the same length")
     diffs = list(map(sub, idea_values, base_values))  # idea - baseline: numpy's subtraction, bit for bit
     n = len(diffs)
-    base, idea_summary, diff_summary = _summary(base_values), _summary(idea_values), _summary(diffs)
+    total, abs_sum = float64_sum(diffs), float64_sum(list(map(abs, diffs)))  # shared with the sign-flip test
+    base, idea_summary, diff_summary = _summary(base_values), _summary(idea_values), _summary(diffs, total)
     delta = diff_summary.mean
-    abs_sum = float64_sum(list(map(abs, diffs)))
     if not all(map(math.isfinite, (delta, abs_sum, base.std_population, idea_summary.std_population))):
         raise NonFiniteStatistics(
             "the per-seed values are too large: their differences or spreads overflow a 64-bit float"
         )
-    test = sign_flip_test(
-        diffs, exact_max_n=exact_max_n, resamples=resamples, seed=seed, baseline=base_values, idea=idea_values
+    test = sign_flip_on_floats(
+        diffs, base_values, idea_values, exact_max_n=exact_max_n, resamples=resamples, seed=seed, sums=(total, abs_sum)
     )
     mde = _mde(diff_summary.std_sample, n) if n >= 2 else None
     mde_rel = 100.0 * mde / abs(base.mean) if mde is not None and base.mean != 0 else None
