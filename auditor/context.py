@@ -3,14 +3,13 @@ the recomputed statistics and the options."""
 
 from __future__ import annotations
 
-import functools
 from itertools import islice
 from typing import Any
 
 from .model import Answer, ArmView, BenchReport, join_pointer
 from .options import AuditOptions
 from .pvalues import PAgreement, exact_agreement, monte_carlo_agreement
-from .records import frozen_record
+from .records import computed_once, frozen_record
 from .stats import PBand, Recomputed
 from .verdicts import Verdict, classify_verdict
 
@@ -42,7 +41,7 @@ class AuditContext:
     def lower_is_better(self) -> bool:
         return self.report.lower_is_better
 
-    @functools.cached_property
+    @computed_once
     def claimed_verdict(self) -> Verdict | None:
         """The comparison verdict classified by its words (its first ``max_prose_chars`` characters)."""
         return classify_verdict(self.report.comparison.verdict[: self.options.max_prose_chars])
@@ -50,14 +49,14 @@ class AuditContext:
     def arms(self) -> tuple[ArmView, ArmView]:
         return (self.baseline, self.idea)
 
-    @functools.cached_property
+    @computed_once
     def swept_keys(self) -> tuple[frozenset[str], frozenset[str]]:
         """Config keys the baseline's and the idea's sweeps vary (empty without a sweep); T601-T603 read them."""
         from .rules.tuning import swept_keys
 
         return tuple(frozenset(swept_keys(arm.sweep)) if arm.sweep else frozenset() for arm in self.arms())  # type: ignore[return-value]
 
-    @functools.cached_property
+    @computed_once
     def stated_resamples(self) -> tuple[int, ...]:
         """Monte-Carlo resample counts the answer's words state ("20,000 sign flips", "n_resamples=5000")."""
         from .prose import stated_resample_counts
@@ -79,7 +78,7 @@ class AuditContext:
             texts.append(note)
         return texts
 
-    @functools.cached_property
+    @computed_once
     def p_agreement(self) -> PAgreement | None:
         """Whether the claimed p_value could come from an honest sign-flip test (None: nothing recomputed)."""
         r = self.recomputed

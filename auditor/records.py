@@ -47,3 +47,29 @@ def frozen_record(cls: type[T]) -> type[T]:
     init.__module__ = cls.__module__
     cls.__init__ = init  # type: ignore[misc]
     return cls
+
+
+class computed_once:
+    """A read-only attribute computed on first access and kept in the instance dict.
+
+    :func:`functools.cached_property` without its per-instance lock: Python 3.11
+    takes an ``RLock`` on every first access, and an audit context computes a few
+    such attributes per answer.  A value is a pure function of the instance, so
+    two threads racing on one instance at worst compute it twice and agree.
+    Being a non-data descriptor, the stored value shadows it from then on, also
+    on frozen records (whose ``__setattr__`` this bypasses, as cached_property does).
+    """
+
+    def __init__(self, compute: Any) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value

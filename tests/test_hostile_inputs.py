@@ -451,6 +451,36 @@ def test_check_rule_findings_are_capped_per_rule() -> None:
     assert sum("were not listed" in f.message for f in t603) == 1
 
 
+@pytest.mark.parametrize("uncapped", [99, 100, 101, 102])
+def test_the_cap_note_replaces_only_findings_beyond_the_cap(uncapped: int) -> None:
+    from auditor.audit import build_context
+    from auditor.options import AuditOptions
+    from auditor.rules.tuning import T603
+    from auditor.transcript import locate
+
+    def with_keys(count: int) -> str:  # the idea's config sets keys the baseline lacks: a T603 finding each
+        return mutated("000", setting(*IDEA, "cfg", value={f"k{k:03d}": k for k in range(count)}))
+
+    def all_t603(text: str) -> list:
+        options = AuditOptions()
+        located = locate(text.encode(), max_bytes=options.max_bytes, max_depth=options.max_depth)
+        ctx, _ = build_context(located.document, options)
+        return list(T603.check(ctx))
+
+    others = len(all_t603(with_keys(0)))  # the fixture's own keys the idea's config now lacks
+    text = with_keys(uncapped - others)
+    assert len(all_t603(text)) == uncapped
+    found = [f for f in audit_bytes(text, "x").findings if f.rule == "T603"]
+    cap = audit_module.MAX_FINDINGS_PER_RULE
+    if uncapped <= cap:
+        assert sorted(f.message for f in found) == sorted(f.message for f in all_t603(text))
+    else:
+        listed, note = found[:-1], found[-1]
+        assert len(listed) == cap and "were not listed" in note.message
+        assert not any("were not listed" in f.message for f in listed)
+        assert note.pointer == listed[-1].pointer and note.severity is listed[-1].severity
+
+
 def test_values_at_the_magnitude_bound_keep_every_number_finite() -> None:
     result = audit_bytes(mutated("000", per_seed([1e150, -1e150] * 4, [-1e150, 1e150] * 4)), "x")
     numbers = [v for v in result.recomputed.values() if isinstance(v, float)]

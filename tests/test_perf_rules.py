@@ -150,3 +150,39 @@ def test_a301_shortcut_agrees_with_the_listed_counts(which: str, edit: str) -> N
     assert arithmetic._claimed_counts_are(ctx, n) == listed
     assert listed == edit.startswith("no ")
 
+
+
+# Sweeps whose entries all set the same keys in the same order, as agents write them, with up to
+# a few more keys than _numeric_values reads key by key (above, it reads them in one pass).
+_MANY_KEYS = [f"k{i}" for i in range(tuning._KEY_BY_KEY_MAX + 3)]
+_UNIFORM_SWEEPS = st.integers(0, len(_MANY_KEYS)).flatmap(
+    lambda width: st.lists(
+        st.builds(
+            lambda values: SweepEntry.from_json({"cfg": dict(zip(_MANY_KEYS[:width], values)), "mean": 1.0}),
+            st.lists(_VALUES, min_size=width, max_size=width),
+        ),
+        max_size=4,
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_UNIFORM_SWEEPS)
+def test_swept_keys_of_uniform_sweeps_is_the_definition(sweep: list[SweepEntry]) -> None:
+    assert tuning.swept_keys(sweep) == _swept_keys_by_spelling(sweep)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_UNIFORM_SWEEPS, st.sets(st.sampled_from(_MANY_KEYS)))
+def test_numeric_values_key_by_key_and_in_one_pass_agree(sweep: list[SweepEntry], keys: set[str]) -> None:
+    expected: dict[str, list[float]] = {}
+    for key in keys:  # the definition, with the first of equal numbers kept (0.0 before -0.0, or after)
+        numbers: dict[float, float] = {}
+        for entry in sweep:
+            if (number := tuning._number(entry.cfg.get(key))) is not None:
+                numbers.setdefault(number, number)
+        expected[key] = sorted(numbers.values())
+    found = tuning._numeric_values(sweep, frozenset(keys))
+    assert {k: [(x, math.copysign(1, x)) for x in v] for k, v in found.items()} == {
+        k: [(x, math.copysign(1, x)) for x in v] for k, v in expected.items()
+    }

@@ -8,7 +8,7 @@ import pickle
 
 import pytest
 
-from auditor.records import frozen_record
+from auditor.records import computed_once, frozen_record
 
 
 @frozen_record
@@ -73,3 +73,33 @@ def test_what_a_one_line_init_cannot_do_is_refused() -> None:
         @frozen_record
         class KeywordOnly:
             x: int = dataclasses.field(kw_only=True)
+
+
+@frozen_record
+class Counted:
+    x: float
+
+    @computed_once
+    def doubled(self) -> list[float]:
+        """Twice x, in a fresh list each time it is computed."""
+        calls.append(self.x)
+        return [2 * self.x]
+
+
+calls: list[float] = []
+
+
+def test_computed_once_computes_on_first_access_only_and_per_instance() -> None:
+    calls.clear()
+    first, second = Counted(1.0), Counted(3.0)
+    value = first.doubled
+    assert value == [2.0] and first.doubled is value  # the stored value, not a recomputation
+    assert second.doubled == [6.0]
+    assert calls == [1.0, 3.0]
+    assert Counted.doubled.__doc__ == "Twice x, in a fresh list each time it is computed."
+    assert isinstance(Counted.doubled, computed_once)  # on the class: the descriptor itself
+    # The record stays what it was: frozen, equal by its fields, picklable without the cache mattering.
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.x = 2.0  # type: ignore[misc]
+    assert first == Counted(1.0) and hash(first) == hash(Counted(1.0))
+    assert pickle.loads(pickle.dumps(first)).doubled == [2.0]

@@ -102,17 +102,32 @@ def _points(points: list[str]) -> str:
     return "; ".join("{" + config_text(json.loads(point)) + "}" for point in points)
 
 
+# Up to this many keys, each key's values are read entry by entry; above, one pass over the
+# entries reads them all, so that the cost stays the sweep's size (a config of 100,000 keys).
+_KEY_BY_KEY_MAX = 4
+
+
 def _numeric_values(sweep: list[SweepEntry], keys: frozenset[str]) -> dict[str, list[float]]:
     """The sorted finite numbers each of ``keys`` takes in the sweep."""
-    found: dict[str, set[float]] = {k: set() for k in keys}
+    if len(keys) <= _KEY_BY_KEY_MAX:  # nearly always one key (the learning rate)
+        return {key: sorted(_finite_numbers([entry.cfg.get(key) for entry in sweep])) for key in keys}
+    found: dict[str, list[Any]] = {k: [] for k in keys}
     for entry in sweep:
         for key, value in entry.cfg.items():
-            if (numbers := found.get(key)) is not None:
-                if type(value) is float and math.isfinite(value):
-                    numbers.add(value)  # what _number gives it, without its tests
-                elif (number := _number(value)) is not None:
-                    numbers.add(number)
-    return {k: sorted(v) for k, v in found.items()}
+            if (values := found.get(key)) is not None:
+                values.append(value)
+    return {k: sorted(_finite_numbers(v)) for k, v in found.items()}
+
+
+def _finite_numbers(values: list[Any]) -> set[float]:
+    """The finite numbers among ``values``, as floats (what :func:`_number` keeps)."""
+    numbers = set()
+    for value in values:
+        if type(value) is float and math.isfinite(value):
+            numbers.add(value)  # what _number gives it, without its tests
+        elif (number := _number(value)) is not None:
+            numbers.add(number)
+    return numbers
 
 
 @check_rule("T601", "best-config-at-grid-edge", Severity.WARNING)
