@@ -99,7 +99,7 @@ class _Source:
 
     def node(self, table: Table, var: str) -> list[str]:
         """The statements that check ``var`` against ``table``: one type test, then that type's statements."""
-        if all(table[kind] is True for kind in _PLAIN_TYPES):
+        if _accepts_all(table):
             return []
         groups: list[tuple[Verdict, list[type]]] = []  # kinds sharing one verdict share one branch
         for kind in _CODE_NAMES:
