@@ -33,6 +33,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from itertools import accumulate
+from typing import NamedTuple
 
 from .findings import Finding
 from .jsonscan import (
@@ -228,17 +229,44 @@ def value_offsets(text: str, start: int, pointers: Iterable[str]) -> dict[str, i
     A pointer to something the answer lacks gets the offset of its nearest
     existing parent; one that is not a pointer at all that of the answer.
     """
-    wanted = list(pointers)
-    root, paths = _trie(wanted)
+    trie = _trie_of(pointers)
+    root = trie.root
     found = {root: start}
-    if root.children and not _place_by_brackets(text, start, wanted, root, found):
+    if root.children and not (trie.findable and _place_by_brackets(text, start, root, found)):
         found = {}
         try:
             _Placer(text, found).value(start, root)
         except (_Malformed, ValueError, RecursionError):
             pass  # keep what was placed; the rest falls back to a parent, at worst the answer's start
         found.setdefault(root, start)
-    return {pointer: _nearest(found, path) for pointer, path in paths.items()}
+    return {pointer: _nearest(found, path) for pointer, path in trie.paths.items()}
+
+
+class _Trie(NamedTuple):
+    root: _Node
+    paths: dict[str, list[_Node]]  # the nodes of each pointer, from the root down
+    findable: bool  # every key can be found by searching for its quoted text (see _UNFINDABLE_KEY)
+
+
+# Tries of recent pointer sets, read only once built (placing keys offsets by node, in a dict of its
+# own): a batch's findings sit at the same few pointers answer after answer.  Sets whose pointers
+# are longer in all than _MAX_CACHED_CHARS are built each time, so the cache stays small.
+_TRIES: dict[frozenset[str], _Trie] = {}
+_MAX_TRIES = 256
+_MAX_CACHED_CHARS = 4096
+
+
+def _trie_of(pointers: Iterable[str]) -> _Trie:
+    wanted = frozenset(pointers)
+    trie = _TRIES.get(wanted)
+    if trie is None:
+        root, paths = _trie(wanted)
+        trie = _Trie(root, paths, not any(map(_UNFINDABLE_KEY.search, wanted)))
+        if sum(map(len, wanted)) <= _MAX_CACHED_CHARS:
+            if len(_TRIES) >= _MAX_TRIES:
+                _TRIES.clear()
+            _TRIES[wanted] = trie
+    return trie
 
 
 def _nearest(found: dict[_Node, int], path: list[_Node]) -> int:
@@ -267,11 +295,9 @@ _COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
 _UNFINDABLE_KEY = re.compile(r'/(?:$|[/ \t\r\n,:\]}])|["\\\x00-\x1f]')
 
 
-def _place_by_brackets(text: str, start: int, pointers: list[str], root: _Node, found: dict[_Node, int]) -> bool:
-    """Place the trie of ``pointers`` in ``found`` by :class:`_Brackets`; False (``found`` then
-    partial) when a key cannot be found by its text or the answer's strings may mislead."""
-    if any(map(_UNFINDABLE_KEY.search, pointers)):
-        return False
+def _place_by_brackets(text: str, start: int, root: _Node, found: dict[_Node, int]) -> bool:
+    """Place the trie at ``root``, whose keys can all be found by their text, in ``found`` by
+    :class:`_Brackets`; False (``found`` then partial) when the answer's strings may mislead."""
     brackets = _Brackets.of(text, start)
     if brackets is None:
         return False

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import reduce
 from operator import add
 
@@ -151,8 +151,9 @@ class Noise:
     float32_forms: tuple[tuple[float, float], ...] = ()
 
 
-# What agrees() is given for equal values, which it decides before reading any noise.
-_NO_NOISE = Noise(0.0, 0.0)
+# What agrees() is given when no drift is allowed: for equal values, which it decides before reading
+# any noise, and to ask whether a claim agrees within its printed rounding alone.
+NO_NOISE = Noise(0.0, 0.0)
 
 
 def could_be_float32(claimed: float, forms: Iterable[tuple[float, float]] = ()) -> bool:
@@ -194,13 +195,23 @@ def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0
     return diff <= slack + noise.float32
 
 
+def agrees_lazily(claimed: float, recomputed: float, noise: Callable[[], Noise], *, rtol: float = 0.0) -> bool:
+    """``agrees(claimed, recomputed, noise(), rtol=rtol)``, with ``noise`` called only when the
+    printed rounding alone (:data:`NO_NOISE`) does not decide: most claims agree to their digits.
+
+    Only for a bound that cannot be NaN: a wider bound never turns an agreement into a
+    disagreement, but a NaN one refuses even a claim equal to the digit.
+    """
+    return agrees(claimed, recomputed, NO_NOISE, rtol=rtol) or agrees(claimed, recomputed, noise(), rtol=rtol)
+
+
 def mean_agrees(claimed: float, recomputed: float, n: int, magnitude: float) -> bool:
     """:func:`agrees` for a mean (or a difference of means) of n values of at most ``magnitude``.
 
     The noise bound is built only when the two differ: most answers write a mean or
     a difference as they computed it, and an equal value agrees whatever the bound.
     """
-    noise = _NO_NOISE if claimed == recomputed else mean_noise(n, magnitude, claimed)
+    noise = NO_NOISE if claimed == recomputed else mean_noise(n, magnitude, claimed)
     return agrees(claimed, recomputed, noise)
 
 

@@ -306,3 +306,31 @@ def test_strings_with_brackets_or_backslashes_are_placed_by_the_walk() -> None:
     for text in ['{"note": "lr in [1, 2]", "lr": 2}', '{"note": "say \\"lr\\": 1", "lr": 2}', '{"l\\u0072": 2}']:
         assert _Brackets.of(text, 0) is None
         assert value_at(text, *place(text, ["/lr"])["/lr"]) == 2
+
+
+def test_a_pointer_set_placed_again_in_another_text_gets_that_texts_places() -> None:
+    """Tries are kept per pointer set across answers: a kept one holds no offsets of the text it was built for."""
+    from auditor import locate as placing
+
+    pointers = ["/a/b", "/a/c/1", "/missing/x", "/q~1r"]
+    first = '{"a": {"b": 1, "c": [0, 2]}, "q/r": 3}'
+    second = '\n{\n  "pad": [[], {}],\n  "q/r": 30,\n  "a": {"c": [10, 20], "b": 11}\n}'
+    for text in (first, second, first):
+        places = placing.value_offsets(text, text.index("{"), pointers)
+        decoded = json.loads(text)
+        assert json.loads(text[places["/a/b"]:].split(",")[0].rstrip("}\n ")) == decoded["a"]["b"]
+        assert text[places["/a/c/1"]:].startswith(str(decoded["a"]["c"][1]))
+        assert places["/missing/x"] == text.index("{")  # the nearest parent that exists: the answer
+        assert text[places["/q~1r"]:].startswith(str(decoded["q/r"]))
+
+
+def test_kept_tries_stay_few_and_small() -> None:
+    from auditor import locate as placing
+
+    text = '{"k": 1}'
+    for i in range(placing._MAX_TRIES + 50):
+        placing.value_offsets(text, 0, [f"/k{i}", "/k"])
+        assert len(placing._TRIES) <= placing._MAX_TRIES
+    long_set = ["/" + "x" * placing._MAX_CACHED_CHARS]
+    assert placing.value_offsets(text, 0, long_set) == {long_set[0]: 0}
+    assert frozenset(long_set) not in placing._TRIES

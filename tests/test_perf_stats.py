@@ -27,3 +27,40 @@ def test_span_fits_is_the_bit_span_test(nonzero: list[float], precision: int) ->
     # What exact_in asked before the shortcut: the bit span itself, against the format's precision.
     expected = _bit_span(float64_sum(list(map(abs, nonzero))), nonzero) <= precision
     assert SumExactness(nonzero)._span_fits(precision) == expected
+
+
+def _claimed_std(draw_value: float, how: int) -> float:
+    """A std as an answer may print it: exact, rounded to a few digits, through float32, or off."""
+    if how == 0:
+        return draw_value
+    if how == 1:
+        return float(f"{draw_value:.4g}")
+    if how == 2:
+        return array("f", [draw_value]).tolist()[0] if abs(draw_value) < 3e38 else draw_value
+    return draw_value * (1 + 10.0 ** -how)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(_VALUES.filter(lambda x: abs(x) < 1e300), min_size=1, max_size=10),
+    st.integers(0, 9),
+    st.booleans(),
+)
+def test_std_ddof_matching_builds_the_noise_bound_only_when_it_decides(values, how, sample) -> None:
+    # What std_ddof_matching asked before the shortcut: agrees with the full noise bound, ddof 0 then 1.
+    import math
+
+    from auditor.precision import agrees, std_noise
+    from auditor.stats import std_ddof_matching, summarize
+
+    summary = summarize(values)
+    target = summary.std_sample if sample and summary.std_sample is not None else summary.std_population
+    if not math.isfinite(target):
+        return
+    claimed = _claimed_std(target, how)
+    expected = None
+    for ddof, value in ((0, summary.std_population), (1, summary.std_sample)):
+        if value is not None and agrees(claimed, value, std_noise(summary.n, summary.magnitude, claimed, value)):
+            expected = ddof
+            break
+    assert std_ddof_matching(claimed, summary) == expected

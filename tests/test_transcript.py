@@ -545,3 +545,20 @@ def test_an_ordinary_transcript_takes_the_shortcut(text):
     from auditor.transcript import _sole_answer
 
     assert _sole_answer(text, LIMITS["max_depth"]) is not None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.characters(max_codepoint=0x2070) | st.sampled_from(["\ud800", "\udfff", "\udc00", "\U0001f600", "é", "\x00"]))
+       .map("".join))
+def test_text_input_is_refused_exactly_when_it_holds_a_surrogate(text: str) -> None:
+    """A str transcript is P105 for a surrogate code point, at the first one, whichever check finds it."""
+    from auditor.jsonscan import LONE_SURROGATE
+    from auditor.transcript import decode_text
+
+    decoded, problem = decode_text(text, max_bytes=1 << 20)
+    first = LONE_SURROGATE.search(text)
+    if first is not None:
+        assert decoded is None and problem is not None and problem.rule == "P105"
+        assert problem.claimed == first.start() and "lone surrogate" in problem.message
+    else:
+        assert problem is None or "lone surrogate" not in problem.message
