@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable, Iterable, Sequence
-from functools import reduce
+from functools import partial, reduce
 from operator import add
 
 from .records import frozen_record
@@ -173,10 +173,14 @@ def _could_be_float32(claimed: float, half_unit: float, forms: Iterable[tuple[fl
     return any(near_float32(value, abs(sensitivity) * half_unit) for value, sensitivity in forms)
 
 
-def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0) -> bool:
+def agrees(claimed: float, recomputed: float, noise: Noise | Callable[[], Noise], *, rtol: float = 0.0) -> bool:
     """True when ``claimed`` is ``recomputed`` as some honest computation and printing gives it.
 
-    ``rtol`` is a method tolerance on top (a t quantile read from a table).
+    ``rtol`` is a method tolerance on top (a t quantile read from a table).  ``noise`` may be
+    a function that builds the bound: it is called only when the printed rounding alone does
+    not decide (most claims agree to their digits).  Only for a bound that cannot be NaN: a
+    wider bound never turns an agreement into a disagreement, but a NaN one refuses even a
+    claim equal to the digit.
     """
     if claimed == recomputed:  # no drift to bound (a difference of 0 is within any slack)
         return math.isfinite(claimed)
@@ -188,6 +192,10 @@ def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0
     diff = abs(claimed - recomputed)
     # Half a unit of the printed digit, with float slack at exact halves.
     slack = half_unit * (1 + 1e-9) + 2 * math.ulp(max(abs(claimed), abs(recomputed))) + rtol * abs(recomputed)
+    if callable(noise):
+        if diff <= slack:
+            return True
+        noise = noise()
     if diff <= slack + noise.float64:
         return True
     if not _could_be_float32(claimed, printed_half_unit, noise.float32_forms):
@@ -195,24 +203,18 @@ def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0
     return diff <= slack + noise.float32
 
 
-def agrees_lazily(claimed: float, recomputed: float, noise: Callable[[], Noise], *, rtol: float = 0.0) -> bool:
-    """``agrees(claimed, recomputed, noise(), rtol=rtol)``, with ``noise`` called only when the
-    printed rounding alone (:data:`NO_NOISE`) does not decide: most claims agree to their digits.
-
-    Only for a bound that cannot be NaN: a wider bound never turns an agreement into a
-    disagreement, but a NaN one refuses even a claim equal to the digit.
-    """
-    return agrees(claimed, recomputed, NO_NOISE, rtol=rtol) or agrees(claimed, recomputed, noise(), rtol=rtol)
-
-
 def mean_agrees(claimed: float, recomputed: float, n: int, magnitude: float) -> bool:
     """:func:`agrees` for a mean (or a difference of means) of n values of at most ``magnitude``.
 
-    The noise bound is built only when the two differ: most answers write a mean or
-    a difference as they computed it, and an equal value agrees whatever the bound.
+    The noise bound is built only when the two differ beyond the printed digits: most
+    answers write a mean or a difference as they computed it or rounded, and such a value
+    agrees whatever the bound (which is NaN only for a NaN ``magnitude``).
     """
-    noise = NO_NOISE if claimed == recomputed else mean_noise(n, magnitude, claimed)
-    return agrees(claimed, recomputed, noise)
+    if claimed == recomputed:
+        return agrees(claimed, recomputed, NO_NOISE)
+    if math.isnan(magnitude):
+        return agrees(claimed, recomputed, mean_noise(n, magnitude, claimed))
+    return agrees(claimed, recomputed, partial(mean_noise, n, magnitude, claimed))
 
 
 def mean_noise(n: int, magnitude: float, claimed: float) -> Noise:

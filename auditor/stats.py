@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from operator import sub, truediv
 
 from . import t_table
-from .precision import U32, U64, agrees, agrees_lazily, as_floats, float64_sum, std_noise
+from .precision import U32, U64, agrees, as_floats, float64_sum, std_noise
 from .records import frozen_record
 from .signflip import (
     EXACT_MAX_N_CAP,
@@ -175,12 +175,8 @@ def std_ddof_matching(claimed: float, summary: ArmSummary) -> int | None:
         if value is None:
             continue
         noise = functools.partial(std_noise, summary.n, summary.magnitude, claimed, value)
-        # The bound divides by |claimed| + |value|: it is NaN only when that sum overflows.
-        if math.isfinite(abs(claimed) + abs(value)):
-            matched = agrees_lazily(claimed, value, noise)
-        else:
-            matched = agrees(claimed, value, noise())
-        if matched:
+        # Built only when needed; the bound divides by |claimed| + |value|: NaN only when that sum overflows.
+        if agrees(claimed, value, noise if math.isfinite(abs(claimed) + abs(value)) else noise()):
             return ddof
     return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from array import array
 
 from hypothesis import given, settings
@@ -64,3 +65,24 @@ def test_std_ddof_matching_builds_the_noise_bound_only_when_it_decides(values, h
             expected = ddof
             break
     assert std_ddof_matching(claimed, summary) == expected
+
+
+_BOUNDS = st.one_of(st.floats(min_value=0.0, allow_nan=False), st.sampled_from([0.0, 1e-12, 1e-7, math.inf]))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_VALUES, st.integers(0, 9), _BOUNDS, _BOUNDS, st.sampled_from([0.0, 1e-3]))
+def test_agrees_with_a_bound_builder_is_agrees_with_the_bound(recomputed, how, f64, f32, rtol) -> None:
+    from auditor.precision import Noise, agrees
+
+    claimed = _claimed_std(recomputed, how)
+    noise = Noise(f64, f32, ((claimed, 1.0),))
+    calls = []
+
+    def build() -> Noise:
+        calls.append(1)
+        return noise
+
+    assert agrees(claimed, recomputed, build, rtol=rtol) == agrees(claimed, recomputed, noise, rtol=rtol)
+    if agrees(claimed, recomputed, Noise(0.0, 0.0), rtol=rtol):
+        assert not calls  # the printed digits decided: no bound was built

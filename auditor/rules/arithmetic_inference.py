@@ -13,7 +13,7 @@ from typing import Iterator
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
-from ..precision import Noise, agrees, agrees_lazily, mean_noise, printed, std_noise
+from ..precision import Noise, agrees, mean_noise, printed, std_noise
 from ..stats import RTOL_MDE, min_two_sided_p, t_quantile, values_close
 from .arithmetic import _fmt, report_recomputed
 
@@ -171,14 +171,11 @@ def _mde_close(
     A table gives t to 2 or 3 decimals (2.36 or 2.365 for n = 8): up to
     T_TABLE_ATOL away from the exact quantile, relatively more for large n.
     ``noise`` builds the float noise bound, only when the printed rounding does not
-    decide (``lazily``, for a bound that cannot be NaN: see :func:`agrees_lazily`).
+    decide (``lazily``, for a bound that cannot be NaN: see :func:`agrees`).
     """
     r = ctx.recomputed
     t = t_quantile(0.975, r.n_pairs - 1)
-    rtol = max(RTOL_MDE, T_TABLE_ATOL / t)
-    if lazily:
-        return agrees_lazily(claimed, recomputed, noise, rtol=rtol)
-    return agrees(claimed, recomputed, noise(), rtol=rtol)
+    return agrees(claimed, recomputed, noise if lazily else noise(), rtol=max(RTOL_MDE, T_TABLE_ATOL / t))
 
 
 @check_rule("A309", "mde-mismatch", Severity.ERROR)
