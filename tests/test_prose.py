@@ -803,3 +803,12 @@ def test_matches_at_is_finditer_at_the_given_starts() -> None:
     text = "abbb b ab"
     found = matches_at(pattern, text, [0, 1, 2, 5, 7, 8])
     assert [m.span() for m in found] == [m.span() for m in pattern.finditer(text)]
+
+
+def test_metrics_key_words_for_flat_and_nested_paths() -> None:
+    from auditor.rules.verdict_prose import _metrics_key
+
+    assert _metrics_key(("verdict",)) == ""
+    assert _metrics_key(("metrics", "clip/fraction")) == "clip fraction"  # the flat-dict shortcut
+    assert _metrics_key(("metrics", "mechanism", 0, "tail/mass")) == "mechanism 0 tail mass"
+    assert _metrics_key(("metrics", 3)) == "3"

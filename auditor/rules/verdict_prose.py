@@ -83,6 +83,8 @@ def _metrics_key(path: _KeyPath) -> str:
     """The keys below ``metrics`` on ``path``, as words (("metrics", "clip_fraction") -> "clip_fraction")."""
     if path[0] != "metrics":
         return ""
+    if len(path) == 2 and type(path[1]) is str:  # a flat metrics dict's key: nearly every path
+        return path[1].replace("/", " ")
     return " ".join(map(str, path[1:])).replace("/", " ")
 
 
