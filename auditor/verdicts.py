@@ -9,6 +9,7 @@ as a string.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 
 
@@ -41,10 +42,27 @@ _BETTER = re.compile(r"\b(?:better|improv\w*|helps?|outperform\w*|wins?|gain\w*|
 _WORSE = re.compile(r"\b(?:worse|hurts?|degrad\w*|underperform\w*|harm\w*|regress\w*|inferior|loses?)\b")
 
 
+# Verdict sentences up to this long are classified once per process: a batch's answers repeat a
+# few phrasings ("idea better (significant)", "no measurable effect"), each read by an answer's
+# checks and again by the cross-answer checks.  Longer ones are rarely repeated.
+_CACHED_MAX_CHARS = 200
+
+
 def classify_verdict(text: object) -> Verdict | None:
     """Classify a claimed comparison verdict by its words; None when it says nothing recognisable."""
     if not isinstance(text, str):
         return None
+    if len(text) <= _CACHED_MAX_CHARS:
+        return _classify_short(text)
+    return _classify(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _classify_short(text: str) -> Verdict | None:
+    return _classify(text)
+
+
+def _classify(text: str) -> Verdict | None:
     t = text.lower().replace("_", " ")
     if _NEGATED_SIGNIFICANCE.search(t) or _NO_EFFECT.search(t):
         return Verdict.NONE

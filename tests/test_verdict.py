@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.findings import Severity, get_rule
 from auditor.rules.verdict_mechanism import mechanism_pairs
@@ -313,3 +315,20 @@ def test_v401_verdict_contradicting_its_own_p() -> None:
     assert "own p_value" in f.message
     assert run_rule("V401", _near_alpha(0.0547, "no measurable effect")) == []
     assert run_rule("V401", _near_alpha(0.05, "no measurable effect")) == []  # on alpha: either reading
+
+
+_VERDICT_WORDS = st.sampled_from(
+    ["idea", "better", "worse", "significant", "not", "no", "measurable", "effect", "improved", "(significant)",
+     "insignificant", "hurts", "null", "_", " ", "statistically", "x" * 150]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_VERDICT_WORDS, max_size=12).map(" ".join))
+def test_classify_verdict_kept_per_phrase_is_the_classification(text: str) -> None:
+    """Short sentences are classified once per process; asked again (or long), the answer is the same."""
+    from auditor.verdicts import _classify, classify_verdict
+
+    assert classify_verdict(text) == _classify(text)
+    assert classify_verdict(text) == _classify(text)  # the kept answer
+    assert classify_verdict(text + " " * 250) == _classify(text + " " * 250)  # past the kept length
