@@ -243,6 +243,8 @@ def value_offsets(text: str, start: int, pointers: Iterable[str]) -> dict[str, i
 
 
 class _Trie(NamedTuple):
+    """The trie of one set of pointers, as :func:`value_offsets` walks it."""
+
     root: _Node
     paths: dict[str, list[_Node]]  # the nodes of each pointer, from the root down
     findable: bool  # every key can be found by searching for its quoted text (see _UNFINDABLE_KEY)
@@ -257,6 +259,7 @@ _MAX_CACHED_CHARS = 4096
 
 
 def _trie_of(pointers: Iterable[str]) -> _Trie:
+    """The trie of ``pointers``, kept for the next answer whose findings sit at the same pointers."""
     wanted = frozenset(pointers)
     trie = _TRIES.get(wanted)
     if trie is None:

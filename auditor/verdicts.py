@@ -59,6 +59,7 @@ def classify_verdict(text: object) -> Verdict | None:
 
 @functools.lru_cache(maxsize=1024)
 def _classify_short(text: str) -> Verdict | None:
+    """:func:`_classify`, kept per sentence (see :data:`_CACHED_MAX_CHARS`)."""
     return _classify(text)
 
 
