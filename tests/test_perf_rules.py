@@ -151,7 +151,6 @@ def test_a301_shortcut_agrees_with_the_listed_counts(which: str, edit: str) -> N
     assert listed == edit.startswith("no ")
 
 
-
 # Sweeps whose entries all set the same keys in the same order, as agents write them, with up to
 # a few more keys than _numeric_values reads key by key (above, it reads them in one pass).
 _MANY_KEYS = [f"k{i}" for i in range(tuning._KEY_BY_KEY_MAX + 3)]
