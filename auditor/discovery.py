@@ -71,13 +71,14 @@ def _walk(root: str, include: Sequence[str], exclude: Sequence[str]) -> list[str
             name, relative = entry.name, prefix + entry.name
             if is_dir:
                 if not excluded(name, relative):
-                    subfolders.append(name)
+                    subfolders.append((name, entry.path))
             elif workspace and name.lower().endswith(".json"):
                 continue
             elif included(name, relative) and not excluded(name, relative) and _is_file(entry):
-                found.append(((*parts, name), os.path.join(folder, name)))
+                # entry.path is os.path.join(folder, name), joined in C.
+                found.append(((*parts, name), entry.path))
         # Depth first in name order, as os.walk goes: of two links to one folder, the first is walked.
-        pending.extend((os.path.join(folder, name), (*parts, name)) for name in sorted(subfolders, reverse=True))
+        pending.extend((path, (*parts, name)) for name, path in sorted(subfolders, reverse=True))
     return [path for _, path in sorted(found)]
 
 
@@ -113,6 +114,8 @@ def discover(
             out.append(raw)
         else:
             raise UsageError(f"no such file or directory: {raw}")
+    if len(paths) == 1:  # one walk never lists a path twice (each folder once, each name once in it)
+        return out
     unique: dict[str, str] = {}
     for path in out:
         unique.setdefault(path_key(path), path)

@@ -68,6 +68,17 @@ def test_explicit_files_are_kept_in_argument_order_once(tmp_path) -> None:
         discover([str(tmp_path / "missing.txt")])
 
 
+def test_walked_paths_keep_the_spelling_of_their_folder(tmp_path, monkeypatch) -> None:
+    for name in ("a.txt", "sub/b.txt", "sub/deeper/c.md"):
+        _touch(tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    expected = ["a.txt", "sub/b.txt", "sub/deeper/c.md"]
+    for root in (".", "./", "sub/..", str(tmp_path), str(tmp_path) + "/"):
+        assert discover([root]) == [os.path.join(root, name) for name in expected]
+    # Two spellings of one folder that normalise alike: each file once, spelled as the first walk found it.
+    assert discover(["sub/..", "."]) == [os.path.join("sub/..", name) for name in expected]
+
+
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
 def test_symlink_loop_terminates(tmp_path) -> None:
     _touch(tmp_path / "top" / "a.txt")
