@@ -192,3 +192,51 @@ def test_a_result_json_cannot_write_reaches_the_parent_whole() -> None:
     assert _ready_to_stream(broken, AuditOptions()) is broken
     skipped = AuditResult("README.txt", Status.SKIPPED, ())
     assert _ready_to_stream(skipped, AuditOptions()) is skipped
+
+
+def test_cycle_collection_pauses_while_results_arrive_and_comes_back(tmp_path, monkeypatch) -> None:
+    """Paused while the run gathers results (a full collection walks every kept result again),
+    enabled again afterwards, after an interrupt too, and left off for a caller that turned it off."""
+    import gc
+
+    import auditor.session as session
+
+    enabled_while_arriving: list[bool] = []
+
+    class Pool:
+        def __init__(self, tasks, **_) -> None:  # noqa: ANN001
+            self.tasks = tasks
+
+        def __enter__(self) -> Pool:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def arrivals(self):  # noqa: ANN201
+            for i, task in enumerate(self.tasks):
+                enabled_while_arriving.append(gc.isenabled())
+                if task.path.endswith("interrupt"):
+                    raise KeyboardInterrupt
+                yield [(i, audit_task(task))]
+
+    monkeypatch.setattr(session, "make_pool", Pool)
+    paths = sorted(str(p) for p in (FIXTURES / "batches" / "x901").glob("*.txt"))
+    options = SessionOptions(format="jsonl", output=str(tmp_path / "out.jsonl"), quiet=True)
+    assert gc.isenabled()
+    run_session(paths, resolve(Config()), options)
+    assert enabled_while_arriving == [False] * len(paths) and gc.isenabled()
+
+    enabled_while_arriving.clear()
+    try:
+        run_session([*paths, "interrupt"], resolve(Config()), options)
+    except KeyboardInterrupt:
+        pass
+    assert enabled_while_arriving[-1] is False and gc.isenabled()
+
+    gc.disable()
+    try:
+        run_session(paths, resolve(Config()), options)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
