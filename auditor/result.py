@@ -64,6 +64,10 @@ class AuditResult:
     # What the HTML report draws (auditor.extracts.figure_data), kept only with AuditOptions.figure_data.
     # Not in to_dict().
     figures: dict[str, Any] | None = None
+    # Whether every string this very result holds is known to need no cleaning for display
+    # (auditor.formats.safe.known_clean).  Never compared or written; a copy made with other
+    # values (dataclasses.replace, the with_* methods) does not keep it.
+    known_clean: bool = field(default=False, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if type(self.status) is not Status:  # "pass" from a jsonl record reads as Status.PASS
@@ -89,6 +93,7 @@ class AuditResult:
     def _copy(self, **fields: Any) -> AuditResult:
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__, **fields)
+        copy.__dict__.pop("known_clean", None)  # the class's default (False) again, as in a new result
         return copy
 
     def count(self, severity: Severity) -> int:

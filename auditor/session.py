@@ -29,7 +29,8 @@ from .executors import Finish, Task, make_pool
 from .extracts import compact_cross, shared
 from .findings import Finding, Severity
 from .formats import DETAILED_FAILURES, Run, writer
-from .formats.jsonl import Stream, result_line, resume_from
+from .formats.jsonl import Stream, checked_result_line, resume_from
+from .formats.safe import known_clean
 from .options import AuditOptions, RerunOptions
 from .paths import key
 from .result import AuditResult, Status
@@ -57,11 +58,13 @@ class SessionOptions:
 def _cycle_collection_paused() -> Iterator[None]:
     """No cyclic garbage collection while a batch's results are gathered and cross-checked.
 
-    The run keeps a small record of every transcript (10,000 of them hold some 100,000
+    The run keeps a small record of every transcript (10,000 of them are some 80,000
     objects) and makes no reference cycles while it gathers them, yet each full collection
     walks every one of them again: 80-100 ms of a 10,000-transcript batch, most of it in
-    the serial tail.  Anything that does make a cycle meanwhile (an interrupt's traceback)
-    is collected once the batch is done.
+    the serial tail.  When the batch is done, what is alive is frozen (``gc.freeze``): the
+    records live until the run ends, so no later collection walks them again, the one at
+    the interpreter's exit included.  Reference counting still frees them, and a cycle
+    made meanwhile (an interrupt's traceback) is collected as usual.
     """
     import gc
 
@@ -72,6 +75,7 @@ def _cycle_collection_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        gc.freeze()
         gc.enable()
 
 
@@ -199,10 +203,14 @@ def _ready_to_stream(result: AuditResult, options: AuditOptions) -> AuditResult 
     if result.status is Status.SKIPPED:
         return result
     try:
-        line = result_line(result)
+        line, clean = checked_result_line(result)
     except (TypeError, ValueError):  # a value JSON cannot write: the parent meets it as it always did
         return result
-    return _Streamed(line, _kept_after_streaming(result, options))
+    kept = _kept_after_streaming(result, options)
+    # Every string the kept result holds is in the line (its source, findings, verdict, cross facts;
+    # the config text is the ASCII JSON of a config the line holds): when the line needed no
+    # cleaning, neither does the kept result, and the Run does not read it again.
+    return _Streamed(line, known_clean(kept) if clean else kept)
 
 
 def _shared_again(kept: AuditResult) -> AuditResult:
@@ -210,7 +218,8 @@ def _shared_again(kept: AuditResult) -> AuditResult:
     again, as :func:`_kept_after_streaming` made it (its cross facts share their strings once unpickled)."""
     if not kept.claimed:
         return kept
-    return kept.with_claimed({k: shared(v) for k, v in kept.claimed.items()})
+    again = kept.with_claimed({k: shared(v) for k, v in kept.claimed.items()})
+    return known_clean(again) if kept.known_clean else again  # equal strings: as clean as they were
 
 
 def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:

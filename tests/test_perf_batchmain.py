@@ -224,8 +224,13 @@ def test_cycle_collection_pauses_while_results_arrive_and_comes_back(tmp_path, m
     paths = sorted(str(p) for p in (FIXTURES / "batches" / "x901").glob("*.txt"))
     options = SessionOptions(format="jsonl", output=str(tmp_path / "out.jsonl"), quiet=True)
     assert gc.isenabled()
-    run_session(paths, resolve(Config()), options)
+    gc.unfreeze()
+    run = run_session(paths, resolve(Config()), options)
     assert enabled_while_arriving == [False] * len(paths) and gc.isenabled()
+    # What the run holds was frozen when it was done: no later collection walks it again.
+    walked = {id(o) for o in gc.get_objects()}
+    assert gc.get_freeze_count() > 0 and not any(id(result) in walked for result in run.results)
+    gc.unfreeze()
 
     enabled_while_arriving.clear()
     try:
@@ -240,3 +245,48 @@ def test_cycle_collection_pauses_while_results_arrive_and_comes_back(tmp_path, m
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT, _TEXT, _TEXT, _TEXT, _JSON, _TEXT, st.sampled_from(list(Severity)))
+def test_a_kept_result_is_marked_clean_only_when_the_walk_finds_nothing_to_clean(
+    source, message, verdict, track, cfg, pointer, severity
+) -> None:
+    """The mark a worker sets (its line needed no cleaning) is never on a kept result the walk would change."""
+    from auditor.formats.jsonl import checked_result_line
+    from auditor.session import _ready_to_stream
+
+    finding = Finding("A301", severity, message, pointer=pointer, claimed=track, recomputed=[verdict, 1.5])
+    cross = {"track": track, "model": message, "baseline_cfg": cfg, "baseline_per_seed": [1.5, 2.5],
+             "baseline_pointer": pointer, "verdict_pointer": "/verdict"}
+    result = AuditResult(source, Status.FAIL, (finding,), recomputed={"p_value": 0.25},
+                         claimed={"verdict": verdict, "p_value": 0.5}, cross=cross)
+    try:
+        line, clean = checked_result_line(result)
+    except (TypeError, ValueError):
+        return  # a value JSON cannot write (a float key in cfg): nothing is marked, the parent takes the result
+    kept = _kept_after_streaming(result, AuditOptions())
+    streamed = _ready_to_stream(result, AuditOptions())
+    assert streamed.kept.known_clean is clean and streamed.kept == kept
+    if clean:
+        assert _walk_changes_nothing(kept)  # the general path, which neither the probe nor the mark decides
+        assert clean_result(streamed.kept) is streamed.kept
+
+
+def test_the_clean_mark_travels_with_the_result_and_not_with_a_changed_copy() -> None:
+    import pickle
+    from dataclasses import replace
+
+    from auditor.formats.safe import known_clean
+    from auditor.session import _shared_again
+
+    hostile = Finding("X901", Severity.ERROR, "differs from \x1b[2Kb.txt", pointer="/p")
+    marked = known_clean(AuditResult("a.txt", Status.PASS, (), claimed={"verdict": "no measurable effect"}))
+    assert marked.known_clean and not AuditResult("a.txt", Status.PASS, ()).known_clean
+    assert pickle.loads(pickle.dumps(marked)).known_clean  # from the worker to the parent
+    assert _shared_again(marked).known_clean  # equal strings, shared again
+    changed = [marked.with_findings((hostile,)), marked.with_claimed({"verdict": "\x9b2K"}),
+               marked.with_seconds(1.0), replace(marked, findings=(hostile,))]
+    assert not any(copy.known_clean for copy in changed)
+    assert clean_result(changed[0]).findings[0].message == "differs from b.txt"
+    assert marked == replace(marked, source="a.txt") and "known_clean" not in repr(marked)

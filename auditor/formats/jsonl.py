@@ -93,13 +93,18 @@ _dumps = json_encoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")
 
 
 def result_line(result: AuditResult) -> str:
+    return checked_result_line(result)[0]
+
+
+def checked_result_line(result: AuditResult) -> tuple[str, bool]:
+    """:func:`result_line`, and whether ``result`` held nothing to clean (every string of its record as it was)."""
     # Lines are written before the Run exists, so they are cleaned here (see .safe); a line
     # with nothing to clean in it (nearly every line) is serialised once and written as it is.
     # Cleaning changes strings only, so a value JSON refuses (NaN) is refused either way.
     line = _dumps(record(result))
-    if not json_is_clean(line):
-        line = _dumps(record(clean_result(result)))
-    return line + "\n"
+    if json_is_clean(line):
+        return line + "\n", True
+    return _dumps(record(clean_result(result))) + "\n", False
 
 
 def summary_line(run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> str:

@@ -121,10 +121,21 @@ def clean_finding(f: "Finding") -> "Finding":
     return replace(f, message=message, pointer=pointer, claimed=claimed, recomputed=recomputed)
 
 
+def known_clean(result: "AuditResult") -> "AuditResult":
+    """``result``, marked as holding nothing to clean, so that :func:`clean_result` returns it unread.
+
+    Only for a result just made, by the code that made it, and only when every string it holds
+    was found clean: a worker's kept result whose jsonl line holds all of its strings and needed
+    no cleaning (:func:`auditor.session._ready_to_stream`).
+    """
+    object.__setattr__(result, "known_clean", True)
+    return result
+
+
 def clean_result(result: "AuditResult") -> "AuditResult":
     """``result`` with its source, findings, tables, rerun record, cross facts and log path cleaned;
     ``result`` itself when nothing changes (the common case: no copy, no ``replace``)."""
-    if _all_clean(result):
+    if result.known_clean or _all_clean(result):
         return result
     fields = {
         "source": clean(result.source),
