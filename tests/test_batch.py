@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.batch import cross_check
@@ -269,3 +269,17 @@ def test_a_path_audit_records_its_time_and_nothing_else_changes() -> None:
     assert timed == untimed  # seconds do not take part in equality
     assert replace(timed, seconds=None).__dict__ == untimed.__dict__
     assert timed.with_seconds(1.5).seconds == 1.5 and timed.seconds != 1.5  # a copy
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 5_000), st.integers(1, 8))
+def test_chunks_cover_the_batch_in_order_and_end_small(count, workers) -> None:
+    from auditor.executors import MAX_CHUNK, chunks
+
+    indices = list(range(100, 100 + count))
+    cut = chunks(indices, workers)
+    assert [i for chunk in cut for i in chunk] == indices and all(cut)
+    sizes = [len(chunk) for chunk in cut]
+    assert max(sizes, default=0) <= MAX_CHUNK
+    if count >= 16 * workers * MAX_CHUNK:  # a large batch: full chunks, then the last 2 per worker cut in four
+        assert sizes[0] == MAX_CHUNK and sizes[-8 * workers :] == [MAX_CHUNK // 4] * (8 * workers)
