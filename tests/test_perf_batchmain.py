@@ -123,31 +123,39 @@ def test_kept_findings_are_those_that_can_decide_the_status() -> None:
                              or (fail_on is not None and f.severity.rank >= fail_on.rank))
 
 
-def test_lines_are_in_the_file_before_the_pool_is_waited_on(tmp_path, monkeypatch) -> None:
-    import auditor.session as session
+def _pool_in_this_process(arrivals):  # noqa: ANN001, ANN202
+    """A stand-in for ``make_pool`` whose ``arrivals()`` is ``arrivals(tasks)``, run in this process."""
 
-    out = tmp_path / "out.jsonl"
-    seen: list[int] = []
-
-    class OneArrivalAtATime:
-        """Two arrivals (two results, then one); it notes the file's lines when it would wait."""
-
+    class Pool:
         def __init__(self, tasks, **_) -> None:  # noqa: ANN001
             self.tasks = tasks
 
-        def __enter__(self) -> OneArrivalAtATime:
+        def __enter__(self) -> Pool:
             return self
 
         def __exit__(self, *exc: object) -> None:
             pass
 
         def arrivals(self):  # noqa: ANN201
-            results = [(i, audit_task(task)) for i, task in enumerate(self.tasks)]
-            for arrived in (results[:2], results[2:]):
-                yield arrived
-                seen.append(len(out.read_text(encoding="utf-8").splitlines()))
+            return arrivals(self.tasks)
 
-    monkeypatch.setattr(session, "make_pool", OneArrivalAtATime)
+    return Pool
+
+
+def test_lines_are_in_the_file_before_the_pool_is_waited_on(tmp_path, monkeypatch) -> None:
+    import auditor.session as session
+
+    out = tmp_path / "out.jsonl"
+    seen: list[int] = []
+
+    def one_arrival_at_a_time(tasks):  # noqa: ANN001, ANN202
+        """Two arrivals (two results, then one); it notes the file's lines when it would wait."""
+        results = [(i, audit_task(task)) for i, task in enumerate(tasks)]
+        for arrived in (results[:2], results[2:]):
+            yield arrived
+            seen.append(len(out.read_text(encoding="utf-8").splitlines()))
+
+    monkeypatch.setattr(session, "make_pool", _pool_in_this_process(one_arrival_at_a_time))
     paths = sorted(str(p) for p in (FIXTURES / "batches" / "x901").glob("*.txt"))
     run_session(paths, resolve(Config()), SessionOptions(format="jsonl", output=str(out), quiet=True))
     assert seen == [2, 3]
@@ -203,24 +211,14 @@ def test_cycle_collection_pauses_while_results_arrive_and_comes_back(tmp_path, m
 
     enabled_while_arriving: list[bool] = []
 
-    class Pool:
-        def __init__(self, tasks, **_) -> None:  # noqa: ANN001
-            self.tasks = tasks
+    def one_by_one(tasks):  # noqa: ANN001, ANN202
+        for i, task in enumerate(tasks):
+            enabled_while_arriving.append(gc.isenabled())
+            if task.path.endswith("interrupt"):
+                raise KeyboardInterrupt
+            yield [(i, audit_task(task))]
 
-        def __enter__(self) -> Pool:
-            return self
-
-        def __exit__(self, *exc: object) -> None:
-            pass
-
-        def arrivals(self):  # noqa: ANN201
-            for i, task in enumerate(self.tasks):
-                enabled_while_arriving.append(gc.isenabled())
-                if task.path.endswith("interrupt"):
-                    raise KeyboardInterrupt
-                yield [(i, audit_task(task))]
-
-    monkeypatch.setattr(session, "make_pool", Pool)
+    monkeypatch.setattr(session, "make_pool", _pool_in_this_process(one_by_one))
     paths = sorted(str(p) for p in (FIXTURES / "batches" / "x901").glob("*.txt"))
     options = SessionOptions(format="jsonl", output=str(tmp_path / "out.jsonl"), quiet=True)
     assert gc.isenabled()
