@@ -16,7 +16,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -63,8 +63,10 @@ def _cycle_collection_paused() -> Iterator[None]:
     walks every one of them again: 80-100 ms of a 10,000-transcript batch, most of it in
     the serial tail.  When the batch is done, what is alive is frozen (``gc.freeze``): the
     records live until the run ends, so no later collection walks them again, the one at
-    the interpreter's exit included.  Reference counting still frees them, and a cycle
-    made meanwhile (an interrupt's traceback) is collected as usual.
+    the interpreter's exit included.  Reference counting still frees them.  Audits make no
+    cyclic garbage once warm (jsonschema's validator classes are built once), so a batch
+    audited in this process grows no garbage either; runs that do make it (a dask client's
+    event loop, sandboxed reruns) are not paused (:func:`run_session`).
     """
     import gc
 
@@ -248,7 +250,10 @@ def run_session(
         skipped = sum(1 for k in keys if k in done)
         print(f"auditor: resuming {args.output}: {plural(skipped, 'transcript')} already audited, "
               f"{len(paths) - skipped} to go", file=sys.stderr)
-    with _jsonl_stream(args) as stream, _cycle_collection_paused():
+    # Not around a dask client's event loop or sandboxed reruns: both make cyclic garbage, and a
+    # transcript takes long enough there that collecting it costs nothing.
+    paused = _cycle_collection_paused() if args.dask is None and rerun is None else nullcontext()
+    with _jsonl_stream(args) as stream, paused:
 
         def handle(result: AuditResult | _Streamed) -> AuditResult:
             if isinstance(result, _Streamed):

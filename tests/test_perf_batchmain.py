@@ -244,6 +244,16 @@ def test_cycle_collection_pauses_while_results_arrive_and_comes_back(tmp_path, m
     finally:
         gc.enable()
 
+    # A dask client's event loop and sandboxed reruns make cyclic garbage: collected as usual.
+    from dataclasses import replace
+
+    from auditor.options import RerunOptions
+
+    for rerun, dask in ((RerunOptions(), None), (None, "tcp://127.0.0.1:1")):
+        enabled_while_arriving.clear()
+        run_session(paths, resolve(Config()), replace(options, dask=dask), rerun=rerun)
+        assert enabled_while_arriving == [True] * len(paths)
+
 
 @settings(max_examples=400, deadline=None)
 @given(_TEXT, _TEXT, _TEXT, _TEXT, _JSON, _TEXT, st.sampled_from(list(Severity)))
