@@ -16,8 +16,8 @@ what the caller needs of a result, smaller and cheaper to pickle than the result
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Self
+from dataclasses import replace
+from typing import Any, NamedTuple, Self
 
 from .audit import audit_path
 from .errors import UsageError
@@ -36,8 +36,10 @@ CHUNKS_PER_WORKER = 8
 MAX_CHUNK = 64
 
 
-@dataclass(frozen=True)
-class Task:
+class Task(NamedTuple):
+    """One transcript to audit, with its options (a NamedTuple: a batch makes one per file, and
+    pickles them to its workers a chunk at a time)."""
+
     path: str
     options: AuditOptions
 
