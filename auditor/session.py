@@ -66,7 +66,8 @@ def _cycle_collection_paused() -> Iterator[None]:
     the interpreter's exit included.  Reference counting still frees them.  Audits make no
     cyclic garbage once warm (jsonschema's validator classes are built once), so a batch
     audited in this process grows no garbage either; runs that do make it (a dask client's
-    event loop, sandboxed reruns) are not paused (:func:`run_session`).
+    event loop, sandboxed reruns) are not paused (:func:`run_session`).  Freezing suits the
+    command line, one run per process; ``gc.unfreeze()`` hands everything back to the collector.
     """
     import gc
 
@@ -231,7 +232,8 @@ def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) 
     """Findings the cross-answer pass added, for the jsonl summary line."""
     late = []
     for old, new in zip(before, after, strict=True):
-        late.extend((new.source, f) for f in new.findings if f not in old.findings)
+        if new is not old:  # the cross-answer pass hands back a result it adds nothing to as it is
+            late.extend((new.source, f) for f in new.findings if f not in old.findings)
     return late
 
 
