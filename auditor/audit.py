@@ -23,7 +23,7 @@ from .rules.schema import S201
 from .schema import build_models, validate
 from .stats import NonFiniteStatistics, recompute
 from .strings import shorten
-from .transcript import decode_text, holds_an_answer, locate, read_source
+from .transcript import Located, decode_text, holds_an_answer, locate, locate_text, plain_utf8, read_source
 
 
 def finish(source: str, findings: list[Finding], options: AuditOptions, **kwargs: Any) -> AuditResult:
@@ -189,6 +189,17 @@ def audit_bytes(
     """
     options = options or AuditOptions()
     located = locate(data, max_bytes=options.max_bytes, max_depth=options.max_depth)
+    return _audit_located(located, source, options, rerun=rerun, transcript_path=transcript_path)
+
+
+def _audit_located(
+    located: Located,
+    source: str,
+    options: AuditOptions,
+    *,
+    rerun: RerunOptions | None,
+    transcript_path: str | None,
+) -> AuditResult:
     if located.document is None:
         return _located(finish(source, list(located.findings), options, recomputed=None), None, None)
     result = audit_document(
@@ -242,6 +253,9 @@ def _audit_path(
         if path != STDIN and not holds_an_answer(text):  # a README beside the answers: skipped, counted
             return AuditResult(source or path, Status.SKIPPED, ())
         transcript_path = None if path == STDIN else path
+        if plain_utf8(data, options.encoding):  # checked as bytes already: not checked again as text
+            located = locate_text(text, max_depth=options.max_depth)
+            return _audit_located(located, source or path, options, rerun=rerun, transcript_path=transcript_path)
         return audit_bytes(text, source or path, options, rerun=rerun, transcript_path=transcript_path)
     except AuditorError:
         raise  # a setup problem (no sandbox, no interpreter): the CLI's exit 2, not a bug

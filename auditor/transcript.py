@@ -361,10 +361,22 @@ def locate(data: bytes | str, *, max_bytes: int, max_depth: int) -> Located:
 
     ``max_depth`` is capped at :data:`HARD_MAX_DEPTH`.
     """
-    max_depth = min(max_depth, HARD_MAX_DEPTH)
     text, problem = decode_text(data, max_bytes=max_bytes)
     if text is None:
         return Located(None, (problem,) if problem else (), frozenset())
+    return locate_text(text, max_depth=max_depth)
+
+
+def plain_utf8(data: bytes, encoding: str | None) -> bool:
+    """Whether the text :func:`decode_text` made of ``data`` passes its checks of a text unchanged:
+    bytes decoded as UTF-8 (no ``--encoding``, no byte-order mark) hold no lone surrogate and no
+    NUL (refused in the bytes), start with no BOM, and spell the same bytes again."""
+    return encoding is None and not data.startswith(_BOM_PREFIXES)
+
+
+def locate_text(text: str, *, max_depth: int) -> Located:
+    """:func:`locate` of a text that needs no checks (:func:`decode_text` made it, see :func:`plain_utf8`)."""
+    max_depth = min(max_depth, HARD_MAX_DEPTH)
     sole = _sole_answer(text, max_depth)
     if sole is not None:  # the only candidate and no failure: nothing to choose or report
         return _answer(text, sole, None)

@@ -9,7 +9,7 @@ import json
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from auditor.findings import Severity
@@ -562,3 +562,33 @@ def test_text_input_is_refused_exactly_when_it_holds_a_surrogate(text: str) -> N
         assert problem.claimed == first.start() and "lone surrogate" in problem.message
     else:
         assert problem is None or "lone surrogate" not in problem.message
+
+
+_BYTE_PIECES = st.sampled_from([
+    b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00", b"\xed\xa0\x80", b"\xc3\xa9", b"\xe2\x88\x92", b"\xf0\x9f\x98\x80",
+    b"\xc3", b" \n", b"\r\n", b"p = 0.01475, 7/8 wins. ",
+])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(before=[b"\xef\xbb\xbf"] * 2, answer=BODY, after=[], encoding=None)  # a second BOM: stripped as text
+@given(st.lists(_BYTE_PIECES, max_size=4), st.sampled_from([SEED_TEXT, BODY]), st.lists(_BYTE_PIECES, max_size=3),
+       st.sampled_from([None, "utf-8", "cp1252"]))
+def test_a_file_audited_as_bytes_checked_once_equals_its_text_checked_again(tmp_path, before, answer, after,
+                                                                            encoding) -> None:
+    """_audit_path skips the text checks for plain UTF-8 bytes (plain_utf8): same result as the general path,
+    the places of findings on the answer's first line included."""
+    from auditor.audit import audit_bytes, audit_path
+    from auditor.options import AuditOptions
+    from auditor.transcript import decode_text, holds_an_answer
+
+    data = b"".join(before) + answer.encode("utf-8") + b"".join(after)
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    options = AuditOptions(encoding=encoding)
+    text, problem = decode_text(data, max_bytes=options.max_bytes, encoding=encoding)
+    got = audit_path(str(path), options)
+    if problem is None and holds_an_answer(text):
+        general = audit_bytes(text, str(path), options, transcript_path=str(path))
+        assert got == general and got.findings == general.findings
+        assert [(f.line, f.column) for f in got.findings] == [(f.line, f.column) for f in general.findings]
