@@ -83,12 +83,16 @@ def chunks(indices: Sequence[int], workers: int) -> list[list[int]]:
     ]
 
 
-def _leave_interrupts_to_the_parent() -> None:
+def _start_worker() -> None:
     """Workers ignore Ctrl-C (the whole process group gets it): the parent
-    cancels what is queued, so no worker dies halfway and leaves the pool broken."""
+    cancels what is queued, so no worker dies halfway and leaves the pool broken.
+    A worker collects cyclic garbage as any process does, even when it was forked
+    while the parent's collector was paused (:mod:`auditor.session`)."""
+    import gc
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.enable()
 
 
 class AuditPool:
@@ -126,7 +130,7 @@ class AuditPool:
         first = self._remote.pop(0)
         self._warm = (first, audit_one(self.tasks[first], self.rerun, self.finish))
         if self._remote:
-            self._executor = ProcessPoolExecutor(max_workers=self._jobs, initializer=_leave_interrupts_to_the_parent)
+            self._executor = ProcessPoolExecutor(max_workers=self._jobs, initializer=_start_worker)
             self._futures = {
                 self._executor.submit(audit_chunk, [(i, self.tasks[i]) for i in chunk], self.rerun, self.finish)
                 for chunk in chunks(self._remote, self._jobs)

@@ -298,3 +298,27 @@ def test_the_clean_mark_travels_with_the_result_and_not_with_a_changed_copy() ->
     assert not any(copy.known_clean for copy in changed)
     assert clean_result(changed[0]).findings[0].message == "differs from b.txt"
     assert marked == replace(marked, source="a.txt") and "known_clean" not in repr(marked)
+
+
+def _collecting(result: AuditResult, options: AuditOptions) -> tuple[str, bool]:
+    """A pool's ``finish``: whether the process that made ``result`` collects cyclic garbage."""
+    import gc
+
+    return result.source, gc.isenabled()
+
+
+def test_workers_forked_while_collection_is_paused_collect_as_usual() -> None:
+    """The parent pauses its collector around the pool (session); its workers are long-lived and collect."""
+    import gc
+
+    from auditor.executors import AuditPool, Task
+
+    paths = sorted(str(p) for p in (FIXTURES / "answers").glob("*.txt")) * 10  # enough for two workers
+    gc.disable()
+    try:
+        with AuditPool([Task(p, AuditOptions()) for p in paths], jobs=2, finish=_collecting) as pool:
+            seen = [collects for _, (_, collects) in pool.completed()]
+    finally:
+        gc.enable()
+    assert len(seen) == len(paths)
+    assert seen[1:] == [True] * (len(paths) - 1)  # the first is the parent's own warm-up audit
