@@ -26,7 +26,8 @@ the same object.  :func:`clean_result` applies it to every string of an
 (keys included), leaving numbers, booleans and null as they are.  The output
 layer applies it where data enters it: :class:`~auditor.formats.Run` cleans its
 results when it is built (every format renders a Run), and the jsonl stream
-cleans each line it writes.
+cleans each line it writes.  A batch worker's kept result whose jsonl line needed
+no cleaning carries a mark (:func:`known_clean`), and the Run takes it as it is.
 """
 
 from __future__ import annotations
