@@ -255,8 +255,9 @@ def _audit_path(
         transcript_path = None if path == STDIN else path
         if plain_utf8(data, options.encoding):  # checked as bytes already: not checked again as text
             located = locate_text(text, max_depth=options.max_depth)
-            return _audit_located(located, source or path, options, rerun=rerun, transcript_path=transcript_path)
-        return audit_bytes(text, source or path, options, rerun=rerun, transcript_path=transcript_path)
+        else:
+            located = locate(text, max_bytes=options.max_bytes, max_depth=options.max_depth)
+        return _audit_located(located, source or path, options, rerun=rerun, transcript_path=transcript_path)
     except AuditorError:
         raise  # a setup problem (no sandbox, no interpreter): the CLI's exit 2, not a bug
     except Exception as exc:  # noqa: BLE001 -- the one top-level handler per transcript

@@ -151,9 +151,8 @@ class Noise:
     float32_forms: tuple[tuple[float, float], ...] = ()
 
 
-# What agrees() is given when no drift is allowed: for equal values, which it decides before reading
-# any noise, and to ask whether a claim agrees within its printed rounding alone.
-NO_NOISE = Noise(0.0, 0.0)
+# What agrees() is given for equal values, which it decides before reading any noise.
+_NO_NOISE = Noise(0.0, 0.0)
 
 
 def could_be_float32(claimed: float, forms: Iterable[tuple[float, float]] = ()) -> bool:
@@ -211,7 +210,7 @@ def mean_agrees(claimed: float, recomputed: float, n: int, magnitude: float) -> 
     agrees whatever the bound (which is NaN only for a NaN ``magnitude``).
     """
     if claimed == recomputed:
-        return agrees(claimed, recomputed, NO_NOISE)
+        return agrees(claimed, recomputed, _NO_NOISE)
     if math.isnan(magnitude):
         return agrees(claimed, recomputed, mean_noise(n, magnitude, claimed))
     return agrees(claimed, recomputed, partial(mean_noise, n, magnitude, claimed))

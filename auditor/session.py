@@ -117,10 +117,7 @@ def _audit(
     caught_up: Callable[[], None],
     finish: Finish | None,
 ) -> dict[str, AuditResult]:
-    if settings.per_file_ignores:
-        tasks = [Task(p, settings.options_for(p)) for p in paths]
-    else:  # every transcript gets the run's options, as options_for would give them
-        tasks = [Task(p, settings.options) for p in paths]
+    tasks = [Task(p, settings.options_for(p)) for p in paths]
     jobs = args.jobs or (1 if rerun is not None else os.cpu_count() or 1)
     out: dict[str, AuditResult] = {}
     try:

@@ -241,7 +241,7 @@ def _has_utf8_spelling(text: str) -> bool:
 
     Asked in C: an ASCII test, else a strict UTF-8 encoding, which fails at the first
     surrogate.  A regex over the text costs several times more, and nearly every text
-    passes (a batch hands each file's text here after decoding it from UTF-8 itself).
+    passes (a library caller's text, or a file's decoded with ``--encoding`` or a BOM).
     """
     if text.isascii():
         return True

@@ -49,8 +49,6 @@ def _claimed_std(draw_value: float, how: int) -> float:
 )
 def test_std_ddof_matching_builds_the_noise_bound_only_when_it_decides(values, how, sample) -> None:
     # What std_ddof_matching asked before the shortcut: agrees with the full noise bound, ddof 0 then 1.
-    import math
-
     from auditor.precision import agrees, std_noise
     from auditor.stats import std_ddof_matching, summarize
 
