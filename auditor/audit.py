@@ -211,14 +211,15 @@ def _audit_located(
         rerun=rerun,
         transcript_path=transcript_path,
     )
-    return _located(result, located.text, located.start)
+    return _located(result, located.text, located.start, located.shape)
 
 
-def _located(result: AuditResult, text: str | None, start: int | None) -> AuditResult:
+def _located(result: AuditResult, text: str | None, start: int | None, shape: bytes | None = None) -> AuditResult:
     """``result`` with the line and column of every finding in ``text``, whose answer
-    starts at ``start`` (line 1, column 1 for all without an answer); once, after
-    every check ran, so no check needs to know about the transcript's layout."""
-    return result.with_findings(tuple(with_locations(result.findings, text, start)))
+    starts at ``start`` (line 1, column 1 for all without an answer) and has this ``shape``
+    when the decoder made one; once, after every check ran, so no check needs to know
+    about the transcript's layout."""
+    return result.with_findings(tuple(with_locations(result.findings, text, start, shape)))
 
 
 def audit_path(

@@ -213,18 +213,22 @@ class NonFinite:
 # digits): 200+ digits in a row (an overflowing mantissa needs more than 208
 # when its exponent has two digits) or an exponent of 100 or more.  Only such
 # chunks pay for the number hooks, which cost a Python call per number.  Both
-# are looked for in the chunk's shape: a copy of its UTF-8 bytes where every
-# (ASCII) digit is "0", "e", "E" and "+" are "e" and everything else is a blank
-# but for "{" and "[" (both "[": their count bounds the nesting depth) and "\\"
-# (an escape): a few C-level passes instead of a regex tried at every character
-# ("e+100" reads "ee000").  The shape also finds exponents of zeros ("e000") and
-# a "+" before three digits in prose ("+100"), which only send a chunk to the
-# hooks, whose values are the same.
+# are looked for in the chunk's shape: a copy of it, one byte per character
+# (non-ASCII ones a blank), where every ASCII digit is "0", "e", "E" and "+"
+# are "e", "{" and "[" are SHAPE_OPEN (their count bounds the nesting depth),
+# "}" and "]" SHAPE_CLOSE, and a quote and a backslash stay as they are;
+# everything else is a blank: a few C-level passes instead of a regex tried at
+# every character ("e+100" reads "ee000").  The shape also finds exponents of
+# zeros ("e000") and a "+" before three digits in prose ("+100"), which only
+# send a chunk to the hooks, whose values are the same.  Its offsets are the
+# chunk's, so :mod:`auditor.locate` reads the answer's brackets from it again.
+SHAPE_OPEN, SHAPE_CLOSE = b"\n", b"\r"  # line ends, so that splitlines() cuts the shape after each bracket
 _SHAPE = bytes(
     ord("0") if chr(i).isascii() and chr(i).isdigit()
     else ord("e") if chr(i) in "eE+"
-    else ord("[") if chr(i) in "{["
-    else ord("\\") if chr(i) == "\\"
+    else SHAPE_OPEN[0] if chr(i) in "{["
+    else SHAPE_CLOSE[0] if chr(i) in "}]"
+    else i if chr(i) in '"\\'
     else 32
     for i in range(256)
 )
@@ -256,11 +260,11 @@ class StrictDecoder:
         value, end, _ = self._decode(text, start)
         return value, end
 
-    def raw_decode_counting(self, text: str, start: int = 0) -> tuple[Any, int, int]:
-        """:meth:`raw_decode`, and how many "{" and "[" the value's text holds (in its strings
-        too): at least its nesting depth, counted in the copy the decoder makes anyway."""
-        value, end, shape = self._decode(text, start)
-        return value, end, shape.count(b"[")
+    def raw_decode_shaped(self, text: str, start: int = 0) -> tuple[Any, int, bytes]:
+        """:meth:`raw_decode`, and the shape of the value's text (see :data:`_SHAPE`), which the
+        decoder makes anyway: its count of SHAPE_OPEN (the value's "{" and "[", in its strings too)
+        is at least its nesting depth."""
+        return self._decode(text, start)
 
     def _decode(self, text: str, start: int) -> tuple[Any, int, bytes]:
         """The value at ``start``, the offset past it and its text's shape (see :data:`_SHAPE`)."""
@@ -270,9 +274,9 @@ class StrictDecoder:
             raise
         except ValueError:  # an integer beyond int()'s digit limit: decode it slowly
             value, end = self._slow_decoder().raw_decode(text, start)
-            shape = _shape(text[start:end])
+            shape = shape_of(text[start:end])
         else:
-            shape = _shape(text[start:end])
+            shape = shape_of(text[start:end])
             # The fast path turned any overflowing number into inf or a huge int: decode again, slowly.
             if _may_overflow(shape):
                 value, end = self._slow_decoder().raw_decode(text, start)
@@ -316,9 +320,9 @@ class StrictDecoder:
         )
 
 
-def _shape(chunk: str) -> bytes:
-    """``chunk`` as :data:`_SHAPE` reads it: one pass in C."""
-    return chunk.encode("utf-8", "surrogatepass").translate(_SHAPE)
+def shape_of(chunk: str) -> bytes:
+    """``chunk`` as :data:`_SHAPE` reads it, one byte per character: two passes in C."""
+    return chunk.encode("ascii", "replace").translate(_SHAPE)
 
 
 def _may_overflow(shape: bytes) -> bool:

@@ -38,6 +38,9 @@ from typing import NamedTuple
 from .findings import Finding
 from .jsonscan import (
     LONE_SURROGATE,
+    SHAPE_CLOSE,
+    SHAPE_OPEN,
+    shape_of,
 )
 
 # Where a pointer is placed when the transcript has no answer to point into.
@@ -223,8 +226,9 @@ def _decode_key(literal: str) -> str:
     return LONE_SURROGATE.sub("\ufffd", json.loads(literal))
 
 
-def value_offsets(text: str, start: int, pointers: Iterable[str]) -> dict[str, int]:
-    """Offset in ``text`` of the value each pointer names, for the answer that starts at ``start``.
+def value_offsets(text: str, start: int, pointers: Iterable[str], shape: bytes | None = None) -> dict[str, int]:
+    """Offset in ``text`` of the value each pointer names, for the answer that starts at ``start``
+    (whose text has this ``shape`` when the decoder made one, see :func:`~auditor.jsonscan.shape_of`).
 
     A pointer to something the answer lacks gets the offset of its nearest
     existing parent; one that is not a pointer at all that of the answer.
@@ -232,7 +236,7 @@ def value_offsets(text: str, start: int, pointers: Iterable[str]) -> dict[str, i
     trie = _trie_of(pointers)
     root = trie.root
     found = {root: start}
-    if root.children and not (trie.findable and _place_by_brackets(text, start, root, found)):
+    if root.children and not (trie.findable and _place_by_brackets(text, start, shape, root, found)):
         found = {}
         try:
             _Placer(text, found).value(start, root)
@@ -284,13 +288,10 @@ def _nearest(found: dict[_Node, int], path: list[_Node]) -> int:
 
 # --------------------------------------------------------------------------- placing by brackets
 
-# Bytes that matter to _Brackets.of: "{" and "[" open, "}" and "]" close, quotes delimit strings.
-_OPEN, _CLOSE, _QUOTE = b"(", b")", b'"'
-_AS_BRACKET_OR_QUOTE = bytes.maketrans(b"{[}]", b"(())")
-_NEITHER_BRACKET_NOR_QUOTE = bytes(set(range(256)) - set(b'{}[]"'))
-_DEPTH_STEP = {_OPEN[0]: 1, _CLOSE[0]: -1}
-# Brackets as the only line ends (bytes split lines at \r and \n alone), so that each line ends just past one.
-_BRACKETS_AS_LINE_ENDS = bytes.maketrans(b"{[}]\r\n", b"\n\n\n\n  ")
+# What is not a bracket or a quote in a shape (jsonscan.shape_of), for _Brackets.of to delete.
+_NEITHER_BRACKET_NOR_QUOTE = bytes(set(range(256)) - set(SHAPE_OPEN + SHAPE_CLOSE + b'"'))
+_QUOTE = b'"'
+_DEPTH_STEP = {SHAPE_OPEN[0]: 1, SHAPE_CLOSE[0]: -1}
 # The colon after a key and the blanks around it.
 _COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
 # A token of a pointer that cannot be found by searching for its quoted text: one that
@@ -298,10 +299,10 @@ _COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
 _UNFINDABLE_KEY = re.compile(r'/(?:$|[/ \t\r\n,:\]}])|["\\\x00-\x1f]')
 
 
-def _place_by_brackets(text: str, start: int, root: _Node, found: dict[_Node, int]) -> bool:
+def _place_by_brackets(text: str, start: int, shape: bytes | None, root: _Node, found: dict[_Node, int]) -> bool:
     """Place the trie at ``root``, whose keys can all be found by their text, in ``found`` by
     :class:`_Brackets`; False (``found`` then partial) when the answer's strings may mislead."""
-    brackets = _Brackets.of(text, start)
+    brackets = _Brackets.of(text, start, shape)
     if brackets is None:
         return False
     try:
@@ -328,20 +329,24 @@ class _Brackets:
         self.depths = depths  # how many brackets are open just after each (the answer's "{" leaves 1)
 
     @classmethod
-    def of(cls, text: str, start: int) -> _Brackets | None:
-        """The brackets from the answer at ``start`` on; None if a backslash or a bracket in a string may mislead."""
-        if not text.startswith("{", start) or text.find("\\", start) >= 0:
+    def of(cls, text: str, start: int, shape: bytes | None = None) -> _Brackets | None:
+        """The brackets from the answer at ``start`` on, read from ``shape`` (the answer's, or one
+        made here of the text from ``start`` on); None if a backslash or a bracket in a string may mislead."""
+        if not text.startswith("{", start):
             return None
-        # One byte per character, so that offsets stay those of the text.
-        data = text[start:].encode("ascii", "replace")
-        brackets_and_quotes = data.translate(_AS_BRACKET_OR_QUOTE, _NEITHER_BRACKET_NOR_QUOTE)
+        if shape is None:
+            shape = shape_of(text[start:])
+        if shape.find(b"\\") >= 0:
+            return None
         # Quotes pair up in order; a string that holds a bracket leaves its quotes apart.
-        brackets = brackets_and_quotes.replace(_QUOTE * 2, b"")
-        if _QUOTE in brackets:
+        brackets = shape.translate(None, _NEITHER_BRACKET_NOR_QUOTE).replace(_QUOTE * 2, b"")
+        if brackets.find(_QUOTE) >= 0:
             return None
-        lines = data.translate(_BRACKETS_AS_LINE_ENDS).splitlines(keepends=True)
-        # (A last line without a bracket adds the text's end, which no bracket number reaches.)
-        ends = list(accumulate(map(len, lines), initial=start))[1:]
+        # The shape's only line ends are its brackets, so each line ends just past one: an open
+        # bracket is a "\n" and a close one a "\r", and JSON never writes a close bracket right
+        # before an open one (splitlines would read "\r\n" as one line end).  A last line without
+        # a bracket adds the text's end, which no bracket number reaches.
+        ends = list(accumulate(map(len, shape.splitlines(keepends=True)), initial=start))[1:]
         return cls(ends, list(accumulate(map(_DEPTH_STEP.__getitem__, brackets))))
 
     def members(self, text: str, opener: int, node: _Node, found: dict[_Node, int]) -> None:
@@ -400,20 +405,28 @@ def line_columns(text: str, offsets: Iterable[int]) -> dict[int, tuple[int, int]
     return out
 
 
-def pointer_locations(text: str | None, start: int | None, pointers: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """(line, column) of each pointer's value in ``text``; :data:`START_OF_FILE` for all without an answer."""
+def pointer_locations(
+    text: str | None, start: int | None, pointers: Iterable[str], shape: bytes | None = None
+) -> dict[str, tuple[int, int]]:
+    """(line, column) of each pointer's value in ``text``; :data:`START_OF_FILE` for all without an answer.
+
+    ``shape`` is that of the answer's text, when the decoder made one (:func:`value_offsets`).
+    """
     wanted = list(pointers)
     if text is None or start is None:
         return {pointer: START_OF_FILE for pointer in wanted}
-    offsets = value_offsets(text, start, wanted)
+    offsets = value_offsets(text, start, wanted, shape)
     positions = line_columns(text, offsets.values())
     return {pointer: positions[offset] for pointer, offset in offsets.items()}
 
 
-def with_locations(findings: Iterable[Finding], text: str | None, start: int | None) -> list[Finding]:
-    """``findings`` with the line and column of their pointers in ``text`` (one pass for all)."""
+def with_locations(
+    findings: Iterable[Finding], text: str | None, start: int | None, shape: bytes | None = None
+) -> list[Finding]:
+    """``findings`` with the line and column of their pointers in ``text`` (one pass for all;
+    ``shape`` as for :func:`pointer_locations`)."""
     findings = list(findings)
     if not findings:  # a clean answer: no trie, no scan
         return findings
-    places = pointer_locations(text, start, {f.pointer for f in findings})
+    places = pointer_locations(text, start, {f.pointer for f in findings}, shape)
     return [f.at(*places[f.pointer]) for f in findings]

@@ -34,6 +34,7 @@ from .findings import Finding
 from .jsonscan import (
     LONE_SURROGATE,
     MAX_SCAN_EVENTS,
+    SHAPE_OPEN,
     KeyIndex,
     ObjectSpan,
     ScanLimitExceeded,
@@ -332,6 +333,8 @@ class Located:
     # so findings can be placed at their line and column (auditor.locate) without decoding again.
     text: str | None = None
     start: int | None = None
+    # The answer's shape (jsonscan.shape_of of its text), when the decoder made one: its brackets, read again.
+    shape: bytes | None = None
 
 
 @dataclass
@@ -340,6 +343,7 @@ class _Parsed:
     value: Any
     nonfinite: list[tuple[str, str, str]]  # (pointer, literal, description)
     score: int
+    shape: bytes | None = None  # of the object's text, when the decoder made it (jsonscan.shape_of)
 
 
 @dataclass
@@ -411,7 +415,7 @@ def _answer(text: str, chosen: _Parsed, several: Finding | None) -> Located:
             )
         )
     pointers = frozenset(pointer for pointer, _, _ in chosen.nonfinite)
-    return Located(chosen.value, tuple(findings), pointers, text=text, start=chosen.start)
+    return Located(chosen.value, tuple(findings), pointers, text=text, start=chosen.start, shape=chosen.shape)
 
 
 def _sole_answer(text: str, max_depth: int) -> _Parsed | None:
@@ -433,17 +437,18 @@ def _sole_answer(text: str, max_depth: int) -> _Parsed | None:
     decoder = thread_decoder()
     before = decoder.created
     try:
-        value, end, brackets = decoder.raw_decode_counting(text, start)  # (strings' brackets too: at least its depth)
+        value, end, shape = decoder.raw_decode_shaped(text, start)
     except (ValueError, RecursionError):
         return None
     if text.find("{", end) >= 0:
         return None
-    if brackets > max_depth and nesting_depth(value, max_depth) > max_depth:
+    # (The shape's brackets include those in strings: at least the depth.)
+    if shape.count(SHAPE_OPEN) > max_depth and nesting_depth(value, max_depth) > max_depth:
         return None
     score = candidate_score(value)
     if score == NOT_A_CANDIDATE:
         return None
-    return _Parsed(start, value, _replace_nonfinite(decoder, before, value), score)
+    return _Parsed(start, value, _replace_nonfinite(decoder, before, value), score, shape)
 
 
 def _replace_nonfinite(decoder: StrictDecoder, created_before: int, value: Any) -> list[tuple[str, str, str]]:

@@ -269,16 +269,20 @@ def test_answer_start_finds_the_chosen_copy(copies) -> None:
 
 # --------------------------------------------------------------------------- placing by brackets
 
-TRAILERS = st.sampled_from(["", "\n```\n", "\nHope this helps.\n", '\nA "quote" and [1].\n', "\nback\\slash\n"])
+TRAILERS = st.sampled_from(
+    ["", "\n```\n", "\nHope this helps.\n", '\nA "quote" and [1].\n', "\nback\\slash\n", "\nsee [1]{2}\n"]
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(document=DOCUMENTS, layout=LAYOUTS, header=HEADERS, trailer=TRAILERS, crlf=st.booleans())
 def test_placing_by_brackets_agrees_with_the_walk(document, layout, header, trailer, crlf) -> None:
-    """The bracket shortcut (taken when no string holds a backslash or a bracket) places what the walk does."""
+    """The bracket shortcut (taken when no string holds a backslash or a bracket) places what the walk does,
+    from the shape the decoder made of the answer or from one made of the text after its start."""
     from unittest import mock
 
     from auditor import locate as placing
+    from auditor.jsonscan import StrictDecoder
 
     text = header + json.dumps(document, **layout) + trailer
     if crlf:
@@ -289,6 +293,8 @@ def test_placing_by_brackets_agrees_with_the_walk(document, layout, header, trai
     with mock.patch.object(placing._Brackets, "of", return_value=None):
         walked = placing.value_offsets(text, start, pointers)
     assert placing.value_offsets(text, start, pointers) == walked
+    shape = StrictDecoder().raw_decode_shaped(text, start)[2]
+    assert placing.value_offsets(text, start, pointers, shape) == walked
 
 
 def test_a_key_in_a_nested_value_or_a_string_value_is_not_the_member() -> None:

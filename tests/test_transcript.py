@@ -337,12 +337,15 @@ def test_nul_is_found_in_the_bytes_of_utf8_and_in_the_text_of_other_encodings(da
 
 
 def test_the_answer_shortcut_counts_brackets_as_the_text_holds_them():
-    from auditor.jsonscan import StrictDecoder
+    from auditor.jsonscan import SHAPE_CLOSE, SHAPE_OPEN, StrictDecoder
 
-    text = 'x {"a": [1, {"b": "[{"}], "c": "\\u00e9{"} y'
-    value, end, brackets = StrictDecoder().raw_decode_counting(text, 2)
-    assert (value, end) == StrictDecoder().raw_decode(text, 2) == (json.loads(text[2:-2]), len(text) - 2)
-    assert brackets == text.count("{", 2, end) + text.count("[", 2, end) == 6
+    text = 'x {"a": [1, {"b": "[{"}], "c": "\u00e9\\u00e9{"} y\u00e9'
+    value, end, shape = StrictDecoder().raw_decode_shaped(text, 2)
+    assert (value, end) == StrictDecoder().raw_decode(text, 2) == (json.loads(text[2:-3]), len(text) - 3)
+    assert shape.count(SHAPE_OPEN) == text.count("{", 2, end) + text.count("[", 2, end) == 6
+    assert shape.count(SHAPE_CLOSE) == text.count("}", 2, end) + text.count("]", 2, end) == 3
+    # One byte per character, so that offsets in the shape are those of the text.
+    assert len(shape) == end - 2 and shape.find(b"\\") == text.find("\\", 2) - 2
 
 
 def test_an_encoding_named_decodes_what_utf8_cannot():
