@@ -348,6 +348,18 @@ def test_the_answer_shortcut_counts_brackets_as_the_text_holds_them():
     assert len(shape) == end - 2 and shape.find(b"\\") == text.find("\\", 2) - 2
 
 
+@pytest.mark.parametrize("header", ["Answer:\n", "R\u00e9ponse :\n", HEADER, "\U0001f600 done\n"])
+@pytest.mark.parametrize("wide", ["", "\u2248 \U0001f600"])
+def test_the_answer_shortcut_decodes_the_answer_of_any_header_as_written(header, wide):
+    from auditor.jsonscan import shape_of
+    from auditor.transcript import _sole_answer
+
+    body = json.dumps({"verdict": f"p=0.01 {wide}", "bench_report": {"a": [1, {"b": "x"}]}}, ensure_ascii=False)
+    parsed = _sole_answer(header + body + "\nThanks \u00e9\n", 64)
+    assert parsed is not None and parsed.start == len(header)
+    assert parsed.value == json.loads(body) and parsed.shape == shape_of(body)
+
+
 def test_an_encoding_named_decodes_what_utf8_cannot():
     from auditor.transcript import decode_text
 
