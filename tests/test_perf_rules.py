@@ -88,6 +88,20 @@ def test_same_entries_is_the_sorted_canonical_comparison(
     assert degenerate._same_entries(a, b) == (spelled(a) == spelled(b))
 
 
+_NAN = math.nan  # one NaN object: equal to itself as a dict key, unlike a NaN made elsewhere
+_ITEMS = st.sampled_from([0.0, -0.0, 1, 1.0, True, 2.5, _NAN, float("nan"), "a", None, (1, 2.5)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_ITEMS, max_size=5), st.data())
+def test_same_multiset_is_counter_equality(a: list[Any], data: st.DataObject) -> None:
+    from collections import Counter
+
+    b = data.draw(st.one_of(st.permutations(a), st.lists(_ITEMS, min_size=len(a), max_size=len(a))))
+    assert degenerate._same_multiset(a, b) == (Counter(a) == Counter(b))
+    assert degenerate._same_multiset(a, list(a))
+
+
 def _same_value_general(a: object, b: object) -> bool:
     """A311's comparison of two config values without its shortcuts."""
     if isinstance(a, bool) or isinstance(b, bool):

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from operator import ne
-from typing import Iterator
+from typing import Any, Iterator
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
@@ -140,9 +139,29 @@ def _same_entries(a: list[SweepEntry], b: list[SweepEntry]) -> bool:
     if len(a) != len(b):
         return False
     # Equal entries have equal means: most pairs of sweeps differ there, before any config is read.
-    if Counter([e.mean for e in a]) != Counter([e.mean for e in b]):
+    if not _same_multiset([e.mean for e in a], [e.mean for e in b]):
         return False
-    return Counter((config_point(e.cfg), e.mean) for e in a) == Counter((config_point(e.cfg), e.mean) for e in b)
+    return _same_multiset([(config_point(e.cfg), e.mean) for e in a], [(config_point(e.cfg), e.mean) for e in b])
+
+
+def _same_multiset(a: list[Any], b: list[Any]) -> bool:
+    """``Counter(a) == Counter(b)`` for lists of hashable values of one length.
+
+    A copied sweep lists its entries in the same order, and lists equal item by item
+    (each pair the same object or equal, as a dict's keys compare) hold the same items;
+    a Counter costs a dozen Python-level calls, its comparison a generator over its keys.
+    """
+    if a == b:
+        return True
+    counts: dict[Any, int] = {}
+    for item in a:
+        counts[item] = counts.get(item, 0) + 1
+    for item in b:
+        left = counts.get(item, 0)
+        if not left:
+            return False
+        counts[item] = left - 1
+    return True
 
 
 @check_rule("D504", "copied-sweep", Severity.ERROR)
