@@ -248,8 +248,10 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     r, claimed = ctx.recomputed, ctx.report.comparison.per_seed_diffs
     if r is None or claimed is None or len(claimed) != r.n_pairs:
         return  # a length mismatch is A301's
-    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
     diffs = r.diffs
+    if tuple(claimed) == diffs:
+        return  # every difference as computed (and finite, as every recomputed one is): nothing to bound
+    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
 
     def close(value: float, k: int) -> bool:
         return mean_agrees(value, diffs[k], 1, scales[k])
