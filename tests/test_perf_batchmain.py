@@ -322,3 +322,49 @@ def test_workers_forked_while_collection_is_paused_collect_as_usual() -> None:
         gc.enable()
     assert len(seen) == len(paths)
     assert seen[1:] == [True] * (len(paths) - 1)  # the first is the parent's own warm-up audit
+
+
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, 1.0, 5e-324])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(_FLOATS, max_size=4) | st.lists(st.integers(-3, 3) | _FLOATS, max_size=3) | _JSON, max_size=4),
+    _TEXT,
+    _JSON,
+    st.booleans(),
+)
+def test_a_line_spelling_its_per_seed_values_once_per_batch_is_the_whole_record(per_seeds, track, cfg, reorder):
+    """Lines whose cross facts share their per-seed values (one spelling kept per batch) are written as
+    ``_dumps(record(result))`` writes them, for any facts: -0.0 and 0.0 spelled apart, values that are not
+    all floats, a NaN, and facts in another order or with other members written as they are."""
+    from auditor.formats.jsonl import _dumps, _encoded, record
+
+    for per_seed in per_seeds + [list(reversed(per_seeds[0])) if per_seeds and isinstance(per_seeds[0], list) else []]:
+        cross = {"track": track, "model": "mlp", "baseline_cfg": cfg, "baseline_per_seed": per_seed,
+                 "baseline_pointer": "/b", "verdict_pointer": "/v"}
+        if reorder:
+            cross = {"model": "mlp", **cross, "extra": 1}
+        result = AuditResult("a.txt", Status.PASS, (), recomputed={"p_value": 0.25}, cross=cross)
+        try:
+            expected = _dumps(record(result))
+        except (TypeError, ValueError) as exc:
+            try:
+                _encoded(result)
+            except type(exc):
+                continue
+            raise AssertionError("the record cannot be written, so neither can the line")
+        assert _encoded(result) == expected
+
+
+def test_per_seed_values_equal_as_numbers_but_spelled_apart_get_their_own_spelling():
+    from auditor.formats.jsonl import _encoded
+
+    def line(values: list[float]) -> str:
+        cross = {"track": "t", "model": "m", "baseline_cfg": None, "baseline_per_seed": values,
+                 "baseline_pointer": "/b", "verdict_pointer": "/v"}
+        return _encoded(AuditResult("a.txt", Status.PASS, (), cross=cross))
+
+    assert '"baseline_per_seed":[0.0,1.5]' in line([0.0, 1.5])
+    assert '"baseline_per_seed":[-0.0,1.5]' in line([-0.0, 1.5])
+    assert '"baseline_per_seed":[0.0,1.5]' in line([0.0, 1.5])

@@ -18,6 +18,7 @@ results of an interrupted run back for ``--resume``.
 from __future__ import annotations
 
 import json
+from array import array
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
@@ -101,10 +102,48 @@ def checked_result_line(result: AuditResult) -> tuple[str, bool]:
     # Lines are written before the Run exists, so they are cleaned here (see .safe); a line
     # with nothing to clean in it (nearly every line) is serialised once and written as it is.
     # Cleaning changes strings only, so a value JSON refuses (NaN) is refused either way.
-    line = _dumps(record(result))
+    line = _encoded(result)
     if json_is_clean(line):
         return line + "\n", True
     return _dumps(record(clean_result(result))) + "\n", False
+
+
+def _encoded(result: AuditResult) -> str:
+    """``_dumps(record(result))``, its cross facts' per-seed values spelled once per batch.
+
+    The answers of one setup share their baseline, so their lines repeat its per-seed
+    values, and the shortest spelling of a float is most of what writing a line costs.
+    """
+    data = result.to_dict()
+    cross = result.cross
+    spelled = _cross_json(cross) if data and type(cross) is dict else None
+    if spelled is None:
+        return _dumps(record(result))
+    return _dumps(data)[:-1] + ',"cross":' + spelled + "}"  # "cross" is the record's last member
+
+
+# The members of cross_facts (auditor.extracts), in their order.
+_CROSS_KEYS = ("track", "model", "baseline_cfg", "baseline_per_seed", "baseline_pointer", "verdict_pointer")
+# The spelling of recent per-seed lists, by their values' bits (-0.0 is not 0.0 here).
+_PER_SEED_JSON: dict[bytes, str] = {}
+_MAX_PER_SEED_JSON = 256
+
+
+def _cross_json(cross: dict[str, Any]) -> str | None:
+    """``_dumps(cross)`` for the cross facts of an answer whose per-seed values are floats; else None."""
+    per_seed = cross.get("baseline_per_seed")
+    if tuple(cross) != _CROSS_KEYS or type(per_seed) is not list or not all(type(v) is float for v in per_seed):
+        return None
+    key = array("d", per_seed).tobytes()
+    values = _PER_SEED_JSON.get(key)
+    if values is None:
+        values = _dumps(per_seed)  # a non-finite value raises here, as in the whole record
+        if len(_PER_SEED_JSON) >= _MAX_PER_SEED_JSON:
+            _PER_SEED_JSON.clear()
+        _PER_SEED_JSON[key] = values
+    head = _dumps({"track": cross["track"], "model": cross["model"], "baseline_cfg": cross["baseline_cfg"]})
+    tail = _dumps({"baseline_pointer": cross["baseline_pointer"], "verdict_pointer": cross["verdict_pointer"]})
+    return head[:-1] + ',"baseline_per_seed":' + values + "," + tail[1:]
 
 
 def summary_line(run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> str:
