@@ -254,6 +254,24 @@ def test_v407_pairs_keys_by_stem(signature: dict, pairs: list) -> None:
     assert mechanism_pairs(signature) == pairs
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["target", "Expected", "PREDICTED", "observed", "Measured", "actual", "tail", "x",
+                                 "\u0130", "_", ""]), max_size=5).map("_".join))
+def test_v407_stems_keys_as_the_affix_loop_does(key: str) -> None:
+    from auditor.rules.verdict_mechanism import _OBSERVED_WORDS, _TARGET_WORDS, _stem
+
+    for marks in (_TARGET_WORDS, _OBSERVED_WORDS):
+        k, stem = key.lower(), None
+        for prefix, suffix in marks.affixes:  # the definition, tried on every key
+            if k.startswith(prefix) and len(k) > len(prefix):
+                stem = k[len(prefix) :]
+                break
+            if k.endswith(suffix) and len(k) > len(suffix):
+                stem = k[: -len(suffix)]
+                break
+        assert _stem(key, marks) == stem
+
+
 @pytest.mark.parametrize(
     ("target", "observed", "fires"),
     [(0.02, -0.02, True), (0.0, 0.5, False), (0.0, 0.0, False), (-1.0, -3.0, True), (-1.0, -1.5, False)],

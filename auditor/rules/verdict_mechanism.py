@@ -5,7 +5,9 @@ Split from :mod:`.verdict` only to keep files short.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+import re
+from collections.abc import Callable
+from typing import Any, Iterator, NamedTuple
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
@@ -63,15 +65,28 @@ def V405(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-# Each word that marks a key, as the prefix and the suffix it is written as.
-_TARGET_WORDS = tuple((f"{word}_", f"_{word}") for word in ("target", "expected", "predicted"))
-_OBSERVED_WORDS = tuple((f"{word}_", f"_{word}") for word in ("observed", "measured", "actual"))
+class _Marks(NamedTuple):
+    """The words that mark a key, each as the prefix and the suffix it is written as, and a search
+    for any of them in a lower-case key: most keys hold none, and are passed in one C call."""
+
+    affixes: tuple[tuple[str, str], ...]
+    any_in: Callable[[str], re.Match[str] | None]
 
 
-def _stem(key: str, words: tuple[tuple[str, str], ...]) -> str | None:
+def _marks(*words: str) -> _Marks:
+    return _Marks(tuple((f"{word}_", f"_{word}") for word in words), re.compile("|".join(words)).search)
+
+
+_TARGET_WORDS = _marks("target", "expected", "predicted")
+_OBSERVED_WORDS = _marks("observed", "measured", "actual")
+
+
+def _stem(key: str, words: _Marks) -> str | None:
     """``target_delta`` -> ``delta``; ``tail_observed`` -> ``tail``; None when no word marks the key."""
     k = key.lower()
-    for prefix, suffix in words:
+    if words.any_in(k) is None:
+        return None
+    for prefix, suffix in words.affixes:
         if k.startswith(prefix) and len(k) > len(prefix):
             return k[len(prefix) :]
         if k.endswith(suffix) and len(k) > len(suffix):
