@@ -343,9 +343,11 @@ class _Brackets:
         if brackets.find(_QUOTE) >= 0:
             return None
         # The shape's only line ends are its brackets, so each line ends just past one: an open
-        # bracket is a "\n" and a close one a "\r", and JSON never writes a close bracket right
-        # before an open one (splitlines would read "\r\n" as one line end).  A last line without
-        # a bracket adds the text's end, which no bracket number reaches.
+        # bracket is a "\n" and a close one a "\r", and outside strings JSON never writes a close
+        # bracket right before an open one (splitlines would read "\r\n" as one line end).  Strings
+        # holding brackets were refused above; text after the answer (in a shape made here) lies
+        # past the answer's last bracket, beyond which no member is looked for.  A last line
+        # without a bracket adds the text's end, which no bracket number reaches.
         ends = list(accumulate(map(len, shape.splitlines(keepends=True)), initial=start))[1:]
         return cls(ends, list(accumulate(map(_DEPTH_STEP.__getitem__, brackets))))
 
