@@ -110,6 +110,7 @@ def _jsonl_stream(args: SessionOptions) -> Iterator[Stream | None]:
 
 def _audit(
     paths: Sequence[str],
+    keys: Sequence[str],
     settings: Settings,
     args: SessionOptions,
     rerun: RerunOptions | None,
@@ -121,7 +122,7 @@ def _audit(
     jobs = args.jobs or (1 if rerun is not None else os.cpu_count() or 1)
     out: dict[str, AuditResult] = {}
     try:
-        _collect(tasks, jobs, args, rerun, on_result, caught_up, finish, out)
+        _collect(tasks, keys, jobs, args, rerun, on_result, caught_up, finish, out)
     except KeyboardInterrupt:
         raise Interrupted(out, len(tasks)) from None
     return out
@@ -137,6 +138,7 @@ class Interrupted(KeyboardInterrupt):
 
 def _collect(
     tasks: list[Task],
+    keys: Sequence[str],
     jobs: int,
     args: SessionOptions,
     rerun: RerunOptions | None,
@@ -145,9 +147,10 @@ def _collect(
     finish: Finish | None,
     out: dict[str, AuditResult],
 ) -> None:
-    """Audit ``tasks`` into ``out``, passing what the pool hands back for each (the result, or what
-    ``finish`` made of it where it was audited) through ``on_result``; ``caught_up`` runs whenever
-    every result that has arrived is handled, before the pool is waited on again."""
+    """Audit ``tasks`` into ``out`` under ``keys`` (each task's :func:`~auditor.paths.key`), passing
+    what the pool hands back for each (the result, or what ``finish`` made of it where it was audited)
+    through ``on_result``; ``caught_up`` runs whenever every result that has arrived is handled,
+    before the pool is waited on again."""
     from .progress import progress_bar, rerun_spinner, wanted
 
     # Reruns in this process report their progress to a spinner; worker processes cannot.
@@ -160,9 +163,9 @@ def _collect(
             len(tasks), enabled=wanted(quiet=args.quiet) and not spin
         ) as advance:
             for arrived in pool.arrivals():
-                for _, result in arrived:
+                for index, result in arrived:
                     result = on_result(result)
-                    out[key(result.source)] = result
+                    out[keys[index]] = result  # the key of its task's path, its source
                     advance(result)
                 caught_up()
 
@@ -274,7 +277,8 @@ def run_session(
             flush = stream.flush if stream is not None else lambda: None
             # Without a baseline to apply, workers make the lines and the kept results themselves.
             finish = _ready_to_stream if slim and known is None else None
-            fresh = _audit([p for p, k in zip(paths, keys) if k not in done], settings, args, rerun, handle, flush,
+            pending = [(p, k) for p, k in zip(paths, keys) if k not in done]
+            fresh = _audit([p for p, _ in pending], [k for _, k in pending], settings, args, rerun, handle, flush,
                            finish)
         except Interrupted as stop:
             if args.format == "text":  # what was audited before Ctrl-C, as pytest prints it
