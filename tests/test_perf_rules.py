@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from conftest import seed_answer
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rule_context import context_for
 
@@ -113,13 +113,23 @@ def _same_value_general(a: object, b: object) -> bool:
 
 @settings(max_examples=400, deadline=None)
 @given(_SCALARS, _SCALARS)
+@example(10**400, 10**400)
+@example(2**53 + 1, 2**53 + 1)
 def test_same_value_shortcuts_give_the_general_answer(a: object, b: object) -> None:
     try:
         expected = _same_value_general(a, b)
     except OverflowError:  # an int beyond float range: the shortcuts must not hide it either
+        with pytest.raises(OverflowError):
+            arithmetic_sweep._same_value(a, b)
         return
     assert arithmetic_sweep._same_value(a, b) == expected
-    assert arithmetic_sweep._same_value(a, a) == _same_value_general(a, a)
+    try:
+        same = _same_value_general(a, a)
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            arithmetic_sweep._same_value(a, a)
+    else:
+        assert arithmetic_sweep._same_value(a, a) == same
 
 
 def test_a_value_and_itself_follow_values_close() -> None:
