@@ -257,17 +257,13 @@ class StrictDecoder:
 
     def raw_decode(self, text: str, start: int = 0) -> tuple[Any, int]:
         """The value that starts at ``start`` in ``text``, and the offset just past it."""
-        value, end, _ = self._decode(text, start)
+        value, end, _ = self.raw_decode_shaped(text, start)
         return value, end
 
     def raw_decode_shaped(self, text: str, start: int = 0) -> tuple[Any, int, bytes]:
         """:meth:`raw_decode`, and the shape of the value's text (see :data:`_SHAPE`), which the
         decoder makes anyway: its count of SHAPE_OPEN (the value's "{" and "[", in its strings too)
         is at least its nesting depth."""
-        return self._decode(text, start)
-
-    def _decode(self, text: str, start: int) -> tuple[Any, int, bytes]:
-        """The value at ``start``, the offset past it and its text's shape (see :data:`_SHAPE`)."""
         try:
             value, end = self._fast.raw_decode(text, start)
         except json.JSONDecodeError:
