@@ -211,15 +211,17 @@ def _audit_located(
         rerun=rerun,
         transcript_path=transcript_path,
     )
-    return _located(result, located.text, located.start, located.shape)
+    return _located(result, located.text, located.start, located.shape, located.document)
 
 
-def _located(result: AuditResult, text: str | None, start: int | None, shape: bytes | None = None) -> AuditResult:
+def _located(
+    result: AuditResult, text: str | None, start: int | None, shape: bytes | None = None, document: object = None
+) -> AuditResult:
     """``result`` with the line and column of every finding in ``text``, whose answer
-    starts at ``start`` (line 1, column 1 for all without an answer) and has this ``shape``
-    when the decoder made one; once, after every check ran, so no check needs to know
-    about the transcript's layout."""
-    return result.with_findings(tuple(with_locations(result.findings, text, start, shape)))
+    starts at ``start`` (line 1, column 1 for all without an answer), has this ``shape``
+    when the decoder made one and decodes to ``document``; once, after every check ran,
+    so no check needs to know about the transcript's layout."""
+    return result.with_findings(tuple(with_locations(result.findings, text, start, shape, document)))
 
 
 def audit_path(

@@ -221,8 +221,8 @@ class NonFinite:
 # every character ("e+100" reads "ee000").  The shape also finds exponents of
 # zeros ("e000") and a "+" before three digits in prose ("+100"), which only
 # send a chunk to the hooks, whose values are the same.  Its offsets are the
-# chunk's, so :mod:`auditor.locate` reads the answer's brackets from it again.
-SHAPE_OPEN, SHAPE_CLOSE = b"\n", b"\r"  # line ends, so that splitlines() cuts the shape after each bracket
+# chunk's, so :mod:`auditor.locate` jumps over the answer's strings and containers in it.
+SHAPE_OPEN, SHAPE_CLOSE = b"\n", b"\r"  # bytes no other character becomes
 _SHAPE = bytes(
     ord("0") if chr(i).isascii() and chr(i).isdigit()
     else ord("e") if chr(i) in "eE+"

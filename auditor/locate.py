@@ -17,10 +17,10 @@ object begins:
   characters (code points), not bytes.
 
 All the pointers of one transcript are placed together.  Most answers hold
-no backslash and no bracket inside a string; then a few C-level passes over
-the text find every bracket and how deep it nests, and a requested key is
-found by searching for its quoted text, the brackets before it telling which
-object it is a member of (:class:`_Brackets`).  Other answers are walked once:
+no backslash; then a requested key is found by searching for its quoted
+text, and an occurrence that is not the only one after its object's "{" is
+told apart by jumping over the whole strings and containers before it in the
+answer's shape, in C (:class:`_KeyPlacer`).  Other answers are walked once:
 only the branches that lead to a requested pointer are followed key by key;
 every other value is jumped over bracket by bracket (numbers cost nothing),
 so an answer with 10,000 per-seed values costs a few jumps.
@@ -28,11 +28,10 @@ so an answer with 10,000 per-seed values costs a few jumps.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from bisect import bisect_right
 from collections.abc import Iterable
-from itertools import accumulate
 from typing import NamedTuple
 
 from .findings import Finding
@@ -226,9 +225,12 @@ def _decode_key(literal: str) -> str:
     return LONE_SURROGATE.sub("\ufffd", json.loads(literal))
 
 
-def value_offsets(text: str, start: int, pointers: Iterable[str], shape: bytes | None = None) -> dict[str, int]:
+def value_offsets(
+    text: str, start: int, pointers: Iterable[str], shape: bytes | None = None, document: object = None
+) -> dict[str, int]:
     """Offset in ``text`` of the value each pointer names, for the answer that starts at ``start``
-    (whose text has this ``shape`` when the decoder made one, see :func:`~auditor.jsonscan.shape_of`).
+    (whose text has this ``shape`` when the decoder made one, see :func:`~auditor.jsonscan.shape_of`,
+    and decodes to ``document`` when given: it spares searches; None when not known).
 
     A pointer to something the answer lacks gets the offset of its nearest
     existing parent; one that is not a pointer at all that of the answer.
@@ -236,7 +238,7 @@ def value_offsets(text: str, start: int, pointers: Iterable[str], shape: bytes |
     trie = _trie_of(pointers)
     root = trie.root
     found = {root: start}
-    if root.children and not (trie.findable and _place_by_brackets(text, start, shape, root, found)):
+    if root.children and not (trie.findable and _place_by_keys(text, start, shape, document, root, found)):
         found = {}
         try:
             _Placer(text, found).value(start, root)
@@ -286,107 +288,122 @@ def _nearest(found: dict[_Node, int], path: list[_Node]) -> int:
     return offset
 
 
-# --------------------------------------------------------------------------- placing by brackets
+# --------------------------------------------------------------------------- placing by keys
 
-# What is not a bracket or a quote in a shape (jsonscan.shape_of), for _Brackets.of to delete.
-_NEITHER_BRACKET_NOR_QUOTE = bytes(set(range(256)) - set(SHAPE_OPEN + SHAPE_CLOSE + b'"'))
-_QUOTE = b'"'
-_DEPTH_STEP = {SHAPE_OPEN[0]: 1, SHAPE_CLOSE[0]: -1}
+# A container of the shape (jsonscan.shape_of: "{[" are "\n", "}]" are "\r", quotes kept) nested at
+# most this deep, its strings jumped over whole: deeper ones leave the answer to the walk.
+_MAX_SHAPE_NESTING = 16
 # The colon after a key and the blanks around it.
 _COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
 # A token of a pointer that cannot be found by searching for its quoted text: one that
 # needs an escape, or is empty or starts like what may follow a string ('"a", "b"' holds '", "').
 _UNFINDABLE_KEY = re.compile(r'/(?:$|[/ \t\r\n,:\]}])|["\\\x00-\x1f]')
+_OPEN, _CLOSE = SHAPE_OPEN[0], SHAPE_CLOSE[0]
 
 
-def _place_by_brackets(text: str, start: int, shape: bytes | None, root: _Node, found: dict[_Node, int]) -> bool:
+@functools.cache
+def _shape_patterns() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """(a container, what lies between two members of one container): regular expressions over a
+    shape without backslashes, where a string is a quote, anything but a quote, and a quote.
+
+    Compiled on first use: a clean answer places nothing.
+    """
+    container = rb'\n(?:[^"\n\r]++|"[^"]*+")*+\r'
+    for _ in range(_MAX_SHAPE_NESTING - 1):
+        container = rb'\n(?:[^"\n\r]++|"[^"]*+"|' + container + rb")*+\r"
+    return re.compile(container), re.compile(rb'(?:[^"\n\r]++|"[^"]*+"|' + container + rb")*+")
+
+
+def _place_by_keys(
+    text: str, start: int, shape: bytes | None, document: object, root: _Node, found: dict[_Node, int]
+) -> bool:
     """Place the trie at ``root``, whose keys can all be found by their text, in ``found`` by
-    :class:`_Brackets`; False (``found`` then partial) when the answer's strings may mislead."""
-    brackets = _Brackets.of(text, start, shape)
-    if brackets is None:
+    :class:`_KeyPlacer`; False (``found`` then partial) when the answer holds a backslash, or nests
+    too deeply where a key is looked for."""
+    if not text.startswith("{", start):
+        return False
+    if shape is None:
+        shape = shape_of(text[start:])
+    if shape.find(b"\\") >= 0:
         return False
     try:
-        brackets.members(text, 0, root, found)
-    except (_Malformed, ValueError, RecursionError):  # ValueError: an object never closed
+        _KeyPlacer(text, start, shape).members(start, root, document, found)
+    except (_Malformed, ValueError, RecursionError):
         return False
     return True
 
 
-class _Brackets:
-    """Where each bracket of an answer is and how deeply it nests, when no string holds one.
+class _KeyPlacer:
+    """Places members by searching for their quoted keys, in an answer without a backslash.
 
-    With no backslash in the answer, every quote opens or closes a string, a
-    key needs no escape, and a key's quoted text occurs only where the key is
-    written (or a string equal to it).  With no bracket inside a string, every
-    bracket is one of the JSON text, so the brackets before an offset tell how
-    deep it is.  Both are checked in a few C-level passes.
+    Without a backslash every quote opens or closes a string, so a key's quoted
+    text occurs only where that key is written, or a string equal to it.  An
+    occurrence that is the only one after its object's "{" is the member, when
+    the decoded document says the object has it.  Any other is told apart in the
+    answer's shape (:func:`~auditor.jsonscan.shape_of`, one byte per character):
+    the text from the object's "{" up to it must be strings, scalars and whole
+    containers, each jumped over by one regular expression in C.
     """
 
-    __slots__ = ("depths", "ends")
+    __slots__ = ("end", "shape", "start", "text")
 
-    def __init__(self, ends: list[int], depths: list[int]) -> None:
-        self.ends = ends  # the offset just past each bracket in the text, in order
-        self.depths = depths  # how many brackets are open just after each (the answer's "{" leaves 1)
+    def __init__(self, text: str, start: int, shape: bytes) -> None:
+        self.text, self.start, self.shape = text, start, shape
+        self.end = start + len(shape)  # the answer's end when the decoder made the shape, else the text's
 
-    @classmethod
-    def of(cls, text: str, start: int, shape: bytes | None = None) -> _Brackets | None:
-        """The brackets from the answer at ``start`` on, read from ``shape`` (the answer's, or one
-        made here of the text from ``start`` on); None if a backslash or a bracket in a string may mislead."""
-        if not text.startswith("{", start):
-            return None
-        if shape is None:
-            shape = shape_of(text[start:])
-        if shape.find(b"\\") >= 0:
-            return None
-        # Quotes pair up in order; a string that holds a bracket leaves its quotes apart.
-        brackets = shape.translate(None, _NEITHER_BRACKET_NOR_QUOTE).replace(_QUOTE * 2, b"")
-        if brackets.find(_QUOTE) >= 0:
-            return None
-        # The shape's only line ends are its brackets, so each line ends just past one: an open
-        # bracket is a "\n" and a close one a "\r", and outside strings JSON never writes a close
-        # bracket right before an open one (splitlines would read "\r\n" as one line end).  Strings
-        # holding brackets were refused above; text after the answer (in a shape made here) lies
-        # past the answer's last bracket, beyond which no member is looked for.  A last line
-        # without a bracket adds the text's end, which no bracket number reaches.
-        ends = list(accumulate(map(len, shape.splitlines(keepends=True)), initial=start))[1:]
-        return cls(ends, list(accumulate(map(_DEPTH_STEP.__getitem__, brackets))))
-
-    def members(self, text: str, opener: int, node: _Node, found: dict[_Node, int]) -> None:
-        """Place the requested members of the object whose "{" is bracket number ``opener``.
-
-        A key's text is searched for; where it is deeper than the object's own
-        members, the search goes on after the value that holds it.  The last of
-        duplicate keys wins, as the walk decides.
-        """
-        ends, depths = self.ends, self.depths
-        inside = depths[opener]
-        closer = depths.index(inside - 1, opener)
-        first, end = ends[opener], ends[closer] - 1
+    def members(self, opener: int, node: _Node, value: object, found: dict[_Node, int]) -> None:
+        """Place the requested members of the object whose "{" is at ``opener``; ``value`` is its
+        decoded value when known (a dict), else None."""
+        text = self.text
+        known = value if isinstance(value, dict) else None
         for key, child in node.children.items():
-            quoted = f'"{key}"'
-            value = container = None
-            pos = first
-            while (at := text.find(quoted, pos, end)) >= 0:
-                pos = at + len(quoted)
-                following = bisect_right(ends, at, opener, closer)  # the first bracket after the key
-                if depths[following - 1] != inside:  # inside a member's value: go on after it
-                    pos = ends[depths.index(inside, following)]
-                    continue
-                colon = _COLON.match(text, pos)
-                if colon is None:
-                    continue  # a string value that reads like the key
-                value = colon.end()
-                container = following if ends[following] == value + 1 else None
-                if container is not None:  # no need to search the value itself
-                    pos = ends[depths.index(inside, container)]
-            if value is None:
+            if known is not None and key not in known:
+                continue  # the answer lacks it: its parent is the nearest place
+            at = self.member(opener, key, known is not None)
+            if at is None:
                 continue
-            found[child] = value
-            if child.children and container is not None:
-                if text[value] == "{":
-                    self.members(text, container, child, found)
-                else:
-                    _Placer(text, found).array(value, child)
+            found[child] = at
+            if child.children:
+                char = text[at]
+                if char == "{":
+                    self.members(at, child, known[key] if known is not None else None, found)
+                elif char == "[":
+                    _Placer(text, found).array(at, child)
+
+    def member(self, opener: int, key: str, present: bool) -> int | None:
+        """Where the value of the last member ``key`` of the object at ``opener`` starts; None if the
+        object has none.  ``present``: the decoded object has it."""
+        text, start, shape, end = self.text, self.start, self.shape, self.end
+        quoted = f'"{key}"'
+        at = text.find(quoted, opener + 1, end)
+        if present and at >= 0 and text.find(quoted, at + len(quoted), end) < 0:
+            colon = _COLON.match(text, at + len(quoted))  # the only occurrence after the "{": the member
+            if colon is None:
+                raise _Malformed(at)
+            return colon.end()
+        container, between = _shape_patterns()
+        value, pos = None, opener + 1
+        while at >= 0:
+            reached = between.match(shape, pos - start, at - start).end() + start
+            if reached == at:  # a string among the object's own members: a key if a colon follows
+                pos = at + len(quoted)
+                colon = _COLON.match(text, pos)
+                if colon is not None:
+                    value = colon.end()  # the last of duplicate keys wins
+            else:
+                mark = shape[reached - start]
+                if mark == _CLOSE:
+                    break  # the object ends before this occurrence
+                if mark != _OPEN:
+                    raise _Malformed(reached)  # a string around a quote: impossible without backslashes
+                inner = container.match(shape, reached - start)
+                if inner is None:
+                    raise _Malformed(reached)  # nested too deeply for the pattern
+                pos = inner.end() + start  # the occurrence is inside this member's value
+            at = text.find(quoted, pos, end)
+        if present and value is None:
+            raise _Malformed(opener)  # the decoder saw the member; the text must hold it
+        return value
 
 
 def line_columns(text: str, offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
@@ -408,27 +425,35 @@ def line_columns(text: str, offsets: Iterable[int]) -> dict[int, tuple[int, int]
 
 
 def pointer_locations(
-    text: str | None, start: int | None, pointers: Iterable[str], shape: bytes | None = None
+    text: str | None,
+    start: int | None,
+    pointers: Iterable[str],
+    shape: bytes | None = None,
+    document: object = None,
 ) -> dict[str, tuple[int, int]]:
     """(line, column) of each pointer's value in ``text``; :data:`START_OF_FILE` for all without an answer.
 
-    ``shape`` is that of the answer's text, when the decoder made one (:func:`value_offsets`).
+    ``shape`` and ``document`` are the answer's, when known (:func:`value_offsets`).
     """
     wanted = list(pointers)
     if text is None or start is None:
         return {pointer: START_OF_FILE for pointer in wanted}
-    offsets = value_offsets(text, start, wanted, shape)
+    offsets = value_offsets(text, start, wanted, shape, document)
     positions = line_columns(text, offsets.values())
     return {pointer: positions[offset] for pointer, offset in offsets.items()}
 
 
 def with_locations(
-    findings: Iterable[Finding], text: str | None, start: int | None, shape: bytes | None = None
+    findings: Iterable[Finding],
+    text: str | None,
+    start: int | None,
+    shape: bytes | None = None,
+    document: object = None,
 ) -> list[Finding]:
     """``findings`` with the line and column of their pointers in ``text`` (one pass for all;
-    ``shape`` as for :func:`pointer_locations`)."""
+    ``shape`` and ``document`` as for :func:`pointer_locations`)."""
     findings = list(findings)
     if not findings:  # a clean answer: no trie, no scan
         return findings
-    places = pointer_locations(text, start, {f.pointer for f in findings}, shape)
+    places = pointer_locations(text, start, {f.pointer for f in findings}, shape, document)
     return [f.at(*places[f.pointer]) for f in findings]

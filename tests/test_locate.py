@@ -267,50 +267,109 @@ def test_answer_start_finds_the_chosen_copy(copies) -> None:
     assert locate(text, **LIMITS).start == text.rindex(body)
 
 
-# --------------------------------------------------------------------------- placing by brackets
+# --------------------------------------------------------------------------- placing by keys
 
 TRAILERS = st.sampled_from(
-    ["", "\n```\n", "\nHope this helps.\n", '\nA "quote" and [1].\n', "\nback\\slash\n", "\nsee [1]{2}\n"]
+    ["", "\n```\n", "\nHope this helps.\n", '\nA "quote" and [1].\n', "\nback\\slash\n", "\nsee [1]{2}\n", '\n"lr": 9\n']
 )
+
+
+def walked_offsets(text: str, start: int, pointers) -> dict[str, int]:
+    """Offsets as the walk places them, key search switched off."""
+    from unittest import mock
+
+    from auditor import locate as placing
+
+    with mock.patch.object(placing, "_place_by_keys", return_value=False):
+        return placing.value_offsets(text, start, pointers)
+
+
+def assert_key_search_agrees_with_the_walk(text: str, start: int, pointers) -> None:
+    """With and without the decoder's shape and document, placing by keys gives the walk's offsets."""
+    from auditor import locate as placing
+    from auditor.jsonscan import StrictDecoder
+
+    walked = walked_offsets(text, start, pointers)
+    document, _, shape = StrictDecoder().raw_decode_shaped(text, start)
+    assert placing.value_offsets(text, start, pointers) == walked
+    assert placing.value_offsets(text, start, pointers, shape) == walked
+    assert placing.value_offsets(text, start, pointers, shape, document) == walked
+    assert placing.value_offsets(text, start, pointers, None, document) == walked
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(document=DOCUMENTS, layout=LAYOUTS, header=HEADERS, trailer=TRAILERS, crlf=st.booleans())
-def test_placing_by_brackets_agrees_with_the_walk(document, layout, header, trailer, crlf) -> None:
-    """The bracket shortcut (taken when no string holds a backslash or a bracket) places what the walk does,
-    from the shape the decoder made of the answer or from one made of the text after its start."""
-    from unittest import mock
-
-    from auditor import locate as placing
-    from auditor.jsonscan import StrictDecoder
-
+def test_placing_by_keys_agrees_with_the_walk(document, layout, header, trailer, crlf) -> None:
+    """The key search (taken when the answer holds no backslash) places what the walk does, from the
+    shape the decoder made of the answer or from one made of the text after its start, with or
+    without the decoded document."""
     text = header + json.dumps(document, **layout) + trailer
     if crlf:
         text = text.replace("\n", "\r\n")
     start = len(header.replace("\n", "\r\n") if crlf else header)
     pointers = [pointer for pointer, _ in every_pointer(document)]
     pointers += [pointer + "/missing" for pointer in pointers[:3]] + ["/0", "/a/1", "not a pointer"]
-    with mock.patch.object(placing._Brackets, "of", return_value=None):
-        walked = placing.value_offsets(text, start, pointers)
-    assert placing.value_offsets(text, start, pointers) == walked
-    shape = StrictDecoder().raw_decode_shaped(text, start)[2]
-    assert placing.value_offsets(text, start, pointers, shape) == walked
+    assert_key_search_agrees_with_the_walk(text, start, pointers)
+
+
+# Raw JSON whose objects may repeat a key, whose strings may equal a key, and whose members nest
+# the same keys: every way a searched key's text can occur somewhere other than at the member.
+RAW_KEYS = st.sampled_from(["a", "lr", "b c", "[x]", "}"])
+RAW_SCALARS = st.sampled_from(['"a"', '"lr"', '"[x]"', '"}{"', '"lr\\\\"', "1", "-2.5e3", "true", "null", "NaN"])
+BLANKS = st.sampled_from(["", " ", "\n  ", "\t"])
+
+
+def raw_json(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    member = st.tuples(BLANKS, RAW_KEYS, BLANKS, children).map(lambda m: f'{m[0]}"{m[1]}"{m[2]}:{m[2]}{m[3]}')
+    objects = st.lists(member, max_size=5).map(lambda ms: "{" + ",".join(ms) + "}")
+    arrays = st.lists(children, max_size=4).map(lambda items: "[" + ", ".join(items) + "]")
+    return objects | arrays
+
+
+RAW_VALUES = st.recursive(RAW_SCALARS, raw_json, max_leaves=25)
+RAW_ANSWERS = st.lists(st.tuples(RAW_KEYS, RAW_VALUES), max_size=6).map(
+    lambda ms: "{" + ", ".join(f'"{k}": {v}' for k, v in ms) + "}"
+)
+RAW_POINTERS = st.lists(st.sampled_from(["a", "lr", "b c", "[x]", "}", "0", "1", "2"]), min_size=1, max_size=4)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(answer=RAW_ANSWERS, pointers=st.lists(RAW_POINTERS, min_size=1, max_size=6), trailer=TRAILERS)
+def test_repeated_keys_and_strings_like_keys_are_placed_as_the_walk_does(answer, pointers, trailer) -> None:
+    text = "Answer:\n" + answer + trailer
+    wanted = ["/" + "/".join(tokens) for tokens in pointers]
+    assert_key_search_agrees_with_the_walk(text, len("Answer:\n"), wanted)
 
 
 def test_a_key_in_a_nested_value_or_a_string_value_is_not_the_member() -> None:
-    from auditor.locate import _Brackets
-
-    text = '{"x": {"lr": 1}, "y": "lr", "z": ["lr", {"lr": 0}], "lr": 2, "w": {"lr": 3}}'
-    assert _Brackets.of(text, 0) is not None  # placed by brackets
+    text = '{"x": {"lr": 1}, "y": "lr", "z": ["lr", {"lr": 0}], "lr": 2, "w": {"lr": 3}, "v": ["[lr]", "}"]}'
     assert value_at(text, *place(text, ["/lr"])["/lr"]) == 2
     assert value_at(text, *place(text, ["/z/1/lr", "/w/lr"])["/z/1/lr"]) == 0
+    assert_key_search_agrees_with_the_walk(text, 0, ["/lr", "/z/1/lr", "/w/lr", "/x/lr", "/v/1"])
 
 
-def test_strings_with_brackets_or_backslashes_are_placed_by_the_walk() -> None:
-    from auditor.locate import _Brackets
+def test_the_only_occurrence_after_an_object_is_its_member_when_the_document_has_it() -> None:
+    text = '{"lr": 1, "a": {"b": 2, "c": {"lr": 3}}}'
+    # Searched without the document, the one "lr" after "a"'s "{" is inside "c": not a member of "a".
+    assert_key_search_agrees_with_the_walk(text, 0, ["/a/lr", "/a/c/lr", "/lr"])
+    assert place(text, ["/a/lr"])["/a/lr"] == place(text, ["/a"])["/a"]
 
-    for text in ['{"note": "lr in [1, 2]", "lr": 2}', '{"note": "say \\"lr\\": 1", "lr": 2}', '{"l\\u0072": 2}']:
-        assert _Brackets.of(text, 0) is None
+
+def test_answers_nested_deeper_than_the_shape_patterns_are_walked() -> None:
+    from auditor import locate as placing
+
+    deep = placing._MAX_SHAPE_NESTING + 3
+    text = '{"lr": 0, "a": ' + '{"lr": [' * deep + "1" + "]}" * deep + ', "b": {"lr": 5}}'
+    pointers = ["/b/lr", "/a/lr/0/lr/0", "/lr"]
+    assert_key_search_agrees_with_the_walk(text, 0, pointers)
+    assert value_at(text, *place(text, ["/b/lr"])["/b/lr"]) == 5
+
+
+def test_strings_with_backslashes_are_placed_by_the_walk() -> None:
+    from auditor import locate as placing
+
+    for text in ['{"note": "say \\"lr\\": 1", "lr": 2}', '{"l\\u0072": 2}']:
+        assert not placing._place_by_keys(text, 0, None, json.loads(text), placing._trie_of(["/lr"]).root, {})
         assert value_at(text, *place(text, ["/lr"])["/lr"]) == 2
 
 
