@@ -27,7 +27,7 @@ A claim is consistent with the recomputed test when it is
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .precision import printed
@@ -82,20 +82,43 @@ class PAgreement:
 
 def _hit_range(claimed: float, half_unit: float, resamples: int, convention: Convention) -> tuple[int, int] | None:
     """Integer hit counts whose estimate prints as ``claimed``; None when there are none."""
-    offset, scale = convention.offset, convention.scale
-    denominator = resamples + offset
-    scaled_claim = claimed * denominator
-    # A claim may try some 50 counts and conventions: a comparison here costs half of max().
-    slack = HITS_SLACK * (scaled_claim if scaled_claim > 1.0 else 1.0)  # noqa: FURB136
-    low = math.ceil((claimed - half_unit) * denominator / scale - offset - slack)
-    if claimed + half_unit >= 1.0 and scale > 1:
-        high = resamples  # the estimate is capped at 1: every count above the cap prints as 1
-    else:
-        high = math.floor((claimed + half_unit) * denominator / scale - offset + slack)
-    if low > high:
-        return None  # most counts: no need to clip the range to [0, B] first, clipping only narrows it
-    low, high = max(low, 0), min(high, resamples)
-    return (low, high) if low <= high else None
+    for _, _, hits in _hit_ranges(claimed, half_unit, (resamples,), (convention,)):
+        return hits
+    return None
+
+
+def _hit_ranges(
+    claimed: float, half_unit: float, candidates: Iterable[int], conventions: Iterable[Convention] = CONVENTIONS
+) -> Iterator[tuple[int, Convention, tuple[int, int]]]:
+    """(B, convention, the hit counts whose estimate prints as ``claimed``) for each count B of
+    ``candidates`` and each convention, in that order, where there are such counts.
+
+    One loop, not a call per count and convention: a claim tries some 50 of them and nearly
+    all give none, so the call would cost more than the arithmetic.
+    """
+    low_claim, high_claim = claimed - half_unit, claimed + half_unit
+    capped = high_claim >= 1.0  # an estimate capped at 1 prints as 1 for every count above the cap
+    terms = [(convention.offset, float(convention.offset), convention.scale, convention) for convention in conventions]
+    floor, slack_per_hit = math.floor, HITS_SLACK
+    for resamples in candidates:
+        # The arithmetic in floats: an int operand would be converted to the same double in each
+        # operation (float(B + offset) is what float * int multiplies by), at twice the cost.
+        count, count_plus_one = float(resamples), float(resamples + 1)
+        for offset, offset_float, scale, convention in terms:
+            denominator = count_plus_one if offset else count
+            scaled_claim = claimed * denominator
+            # A comparison here costs half of max().
+            slack = slack_per_hit * (scaled_claim if scaled_claim > 1.0 else 1.0)  # noqa: FURB136
+            lowest = low_claim * denominator / scale - offset_float - slack
+            if capped and scale > 1:
+                high = resamples
+            else:
+                high = floor(high_claim * denominator / scale - offset_float + slack)
+            if high < lowest:
+                continue  # no count from ceil(lowest) up to high (for an integer high, ceil(x) > high iff x > high)
+            low, high = max(math.ceil(lowest), 0), min(high, resamples)
+            if low <= high:
+                yield resamples, convention, (low, high)
 
 
 def _binomial_plausible(hits: tuple[int, int], resamples: int, band: PBand, tail: float) -> bool:
@@ -194,11 +217,9 @@ def monte_carlo_agreement(
         candidates = _COMMON_SORTED
     else:
         candidates = sorted((*_COMMON_SORTED, assumed_resamples))
-    for resamples in candidates:
-        for convention in CONVENTIONS:
-            hits = _hit_range(claimed, half_unit, resamples, convention)
-            if hits is not None and _binomial_plausible(hits, resamples, band, convention.tail):
-                return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
+    for resamples, convention, hits in _hit_ranges(claimed, half_unit, candidates):
+        if _binomial_plausible(hits, resamples, band, convention.tail):
+            return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
     where = f"the {plural(len(stated), 'resample count')} the answer states" if stated else "the usual resample counts"
     return PAgreement(False, f"neither the exact p nor a Monte-Carlo estimate with {where}")
 

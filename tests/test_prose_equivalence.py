@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from auditor import prose
@@ -60,6 +60,8 @@ def _hit_range_reference(
     st.integers(1, 2_000_000),
     st.sampled_from(CONVENTIONS),
 )
+# The lowest count's bound is exactly the highest count (1e-7 - 0 - slack = 0.0 = floor(2e-7)): one count.
+@example(1e-7, 0.0, 1, CONVENTIONS[0])
 def test_hit_range_matches_its_reference(claimed: float, half_unit: float, resamples: int, convention: Convention) -> None:
     assert _hit_range(claimed, half_unit, resamples, convention) == _hit_range_reference(
         claimed, half_unit, resamples, convention
