@@ -98,22 +98,22 @@ def _hit_ranges(
     """
     low_claim, high_claim = claimed - half_unit, claimed + half_unit
     capped = high_claim >= 1.0  # an estimate capped at 1 prints as 1 for every count above the cap
-    terms = [(convention.offset, float(convention.offset), convention.scale, convention) for convention in conventions]
+    terms = [(float(convention.offset), convention.scale, convention) for convention in conventions]
     floor, slack_per_hit = math.floor, HITS_SLACK
     for resamples in candidates:
         # The arithmetic in floats: an int operand would be converted to the same double in each
         # operation (float(B + offset) is what float * int multiplies by), at twice the cost.
         count, count_plus_one = float(resamples), float(resamples + 1)
-        for offset, offset_float, scale, convention in terms:
+        for offset, scale, convention in terms:
             denominator = count_plus_one if offset else count
             scaled_claim = claimed * denominator
             # A comparison here costs half of max().
             slack = slack_per_hit * (scaled_claim if scaled_claim > 1.0 else 1.0)  # noqa: FURB136
-            lowest = low_claim * denominator / scale - offset_float - slack
+            lowest = low_claim * denominator / scale - offset - slack
             if capped and scale > 1:
                 high = resamples
             else:
-                high = floor(high_claim * denominator / scale - offset_float + slack)
+                high = floor(high_claim * denominator / scale - offset + slack)
             if high < lowest:
                 continue  # no count from ceil(lowest) up to high (for an integer high, ceil(x) > high iff x > high)
             low, high = max(math.ceil(lowest), 0), min(high, resamples)

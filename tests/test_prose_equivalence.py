@@ -8,7 +8,18 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from auditor import prose
-from auditor.pvalues import CONVENTIONS, HITS_SLACK, Convention, _hit_range
+from auditor.pvalues import (
+    _COMMON_SORTED,
+    CONVENTIONS,
+    HITS_SLACK,
+    Convention,
+    PAgreement,
+    _binomial_plausible,
+    _claim_half_unit,
+    _hit_range,
+    monte_carlo_agreement,
+)
+from auditor.stats import PBand
 
 # p-values, from-to pairs and what makes them thresholds or hyperparameter changes, among other claims.
 _PIECES = [
@@ -66,6 +77,28 @@ def test_hit_range_matches_its_reference(claimed: float, half_unit: float, resam
     assert _hit_range(claimed, half_unit, resamples, convention) == _hit_range_reference(
         claimed, half_unit, resamples, convention
     )
+
+
+
+def _monte_carlo_reference(claimed: float, band: PBand) -> PAgreement | None:
+    """The first count and convention, counts outermost, whose hit range (as first written) is plausible."""
+    half_unit = _claim_half_unit(claimed)
+    for resamples in _COMMON_SORTED:
+        for convention in CONVENTIONS:
+            hits = _hit_range_reference(claimed, half_unit, resamples, convention)
+            if hits is not None and _binomial_plausible(hits, resamples, band, convention.tail):
+                return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
+    return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats(1e-4, 0.6), st.floats(0.9, 1.1), st.integers(2, 5))
+# B=2,000 with (hits+1)/(B+1) comes before B=50,000 with hits/B: the counts are the outer loop.
+@example(0.1264139671024897, 0.12694 / 0.1264139671024897, 5)
+def test_monte_carlo_agreement_tries_counts_then_conventions(p_true: float, ratio: float, digits: int) -> None:
+    claimed = round(p_true * ratio, digits)
+    got = monte_carlo_agreement(claimed, PBand(p_true, p_true))
+    assert (got if got.consistent else None) == _monte_carlo_reference(claimed, PBand(p_true, p_true))
 
 
 _RESAMPLE_PIECES = [
