@@ -168,12 +168,21 @@ def _exact_counts(
     ``ties_exact`` (every sum exact, ``tol`` = 0) no tie can break: strict is loose.
     """
     size = abs(observed_sum)
-    loose_threshold = size - tol
-    one_loose = counter.at_least(loose_threshold)
-    two_loose = counter.n_patterns if loose_threshold <= 0 else 2 * one_loose
+    one_loose = counter.at_least(size - tol)
+    beyond = one_loose if ties_exact else counter.above(size + tol)
+    return _counts(counter.n_patterns, size - tol <= 0, one_loose, beyond, observed_group, ties_exact)
+
+
+def _counts(
+    n_patterns: int, every_loose: bool, one_loose: int, beyond: int, observed_group: int, ties_exact: bool
+) -> tuple[int, int, int, int]:
+    """:func:`_exact_counts` from the patterns whose sum is at least the observed size less the
+    tolerance (``one_loose``) and those whose sum is above the size plus the tolerance
+    (``beyond``); ``every_loose``: the size less the tolerance is not positive."""
+    two_loose = n_patterns if every_loose else 2 * one_loose
     if ties_exact:
         return two_loose, two_loose, one_loose, one_loose
-    one_strict = min(counter.above(size + tol) + observed_group, one_loose)
+    one_strict = min(beyond + observed_group, one_loose)
     two_strict = min(2 * one_strict, two_loose)  # the pattern set is symmetric about zero
     return two_loose, two_strict, one_loose, one_strict
 
@@ -208,9 +217,23 @@ def _exact_sign_flip(
     exact_inputs = exact_differences(base_values, idea_values, values)
     exact64 = exact_inputs and exactness.exact_in(U64)
     scale = TieScale(values, base_values, idea_values, abs_sum) if bands or not exact64 else None
-    counts = [_exact_counts(counter, observed_sum, 0.0 if exact64 else scale.tolerance(U64), observed_group, exact64)]
-    if bands:
-        tol32 = _float32_tolerance(scale, exact_inputs, exactness)
+    tol64 = 0.0 if exact64 else scale.tolerance(U64)
+    tol32 = _float32_tolerance(scale, exact_inputs, exactness) if bands else None
+    size = abs(observed_sum)
+    if exact64 and tol32 is not None and tol32 < size:
+        # The float32 counts first; they may settle the exact ones.  Both counts fall as the
+        # threshold rises, the exact test counts the sums from the size itself, and its
+        # observed_group observed patterns sum to exactly the size: when they are the only
+        # sums within tol32 of it (as many reach size - tol32 as pass size + tol32, plus
+        # them), at_least(size) is at_least(size - tol32), and no search is needed for it.
+        one_loose, beyond = counter.at_least(size - tol32), counter.above(size + tol32)
+        wide = _counts(n_patterns, False, one_loose, beyond, observed_group, False)
+        if beyond + observed_group == one_loose:
+            counts = [(2 * one_loose, 2 * one_loose, one_loose, one_loose), wide]
+        else:
+            counts = [_exact_counts(counter, observed_sum, tol64, observed_group, True), wide]
+    else:
+        counts = [_exact_counts(counter, observed_sum, tol64, observed_group, exact64)]
         if tol32 is not None:
             counts.append(_exact_counts(counter, observed_sum, tol32, observed_group))
     two, two_strict, one, one_strict = counts[0]

@@ -84,3 +84,57 @@ def test_agrees_with_a_bound_builder_is_agrees_with_the_bound(recomputed, how, f
     assert agrees(claimed, recomputed, build, rtol=rtol) == agrees(claimed, recomputed, noise, rtol=rtol)
     if agrees(claimed, recomputed, Noise(0.0, 0.0), rtol=rtol):
         assert not calls  # the printed digits decided: no bound was built
+
+
+def _bands_searching_each_tolerance(d: list[float], baseline: list[float], idea: list[float]):
+    """The honest bands of the exact test as they were computed before the float32 counts could
+    settle the float64 ones: each tolerance's counts searched for on their own."""
+    from auditor import signflip
+    from auditor.precision import U32, U64
+
+    observed_sum, abs_sum = float64_sum(d), float64_sum([abs(x) for x in d])
+    nonzero = [x for x in d if x != 0]
+    exactness = SumExactness(nonzero) if len(nonzero) < len(d) else SumExactness(nonzero, abs_sum)
+    counter = signflip._MeetInTheMiddle(d)
+    group = 2 ** (len(d) - len(nonzero))
+    exact_inputs = signflip.exact_differences(baseline, idea, d)
+    exact64 = exact_inputs and exactness.exact_in(U64)
+    scale = signflip.TieScale(d, baseline, idea, abs_sum)
+    counts = [signflip._exact_counts(counter, observed_sum, 0.0 if exact64 else scale.tolerance(U64), group, exact64)]
+    tol32 = signflip._float32_tolerance(scale, exact_inputs, exactness)
+    if tol32 is not None:
+        counts.append(signflip._exact_counts(counter, observed_sum, tol32, group))
+    two, two_strict, one, one_strict = counts[0]
+    low2, high2, low1, high1 = two_strict, two, one_strict, one
+    for t2, s2, t1, s1 in counts[1:]:
+        low2, high2, low1, high1 = min(low2, s2), max(high2, t2), min(low1, s1), max(high1, t1)
+    n = counter.n_patterns
+    return two / n, one / n, (low2 / n, high2 / n), (low1 / n, high1 / n)
+
+
+# Per-seed values on a coarse float32 grid (so that signed sums tie exactly and float32
+# near-ties occur), some nudged by one float32 step, some differences exactly zero; or
+# printed decimals, whose signed sums are not all exact in float64.
+_GRID_VALUES = st.one_of(
+    st.integers(-40, 40).map(lambda k: 10.0 + k / 16),
+    st.integers(-40, 40).map(lambda k: round(10.0 + k / 1000, 3)),
+)
+_NUDGE = st.sampled_from([0.0, 0.0, 0.0, 2.0**-20, -(2.0**-20), 2.0**-19])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.tuples(_GRID_VALUES, _GRID_VALUES, _NUDGE), min_size=1, max_size=12))
+def test_float32_counts_settle_the_exact_ones_only_when_nothing_else_ties(rows) -> None:
+    """The exact test's p and bands are those of searching each tolerance's counts on its own,
+    where the float32 counts now stand in for the exact ones: with ties, zero differences
+    (several observed patterns) and float32 near-ties (values a float32 step apart)."""
+    from auditor.stats import sign_flip_test
+
+    baseline = [b for b, _, _ in rows]
+    idea = [i + nudge for _, i, nudge in rows]
+    d = [i - b for b, i in zip(baseline, idea)]
+    result = sign_flip_test(d, baseline=baseline, idea=idea)
+    two, one, band2, band1 = _bands_searching_each_tolerance(d, baseline, idea)
+    assert (result.p_two_sided, result.p_one_sided) == (two, one)
+    assert (result.two_sided_band.low, result.two_sided_band.high) == band2
+    assert (result.one_sided_band.low, result.one_sided_band.high) == band1
