@@ -44,8 +44,14 @@ def _summary(result: AuditResult) -> str:
     return f"{codes}: {counts}" if codes else counts
 
 
+# Seconds to the microsecond: a warm audit takes a fraction of a millisecond, which
+# milliseconds would print as 0.000 for every transcript of a batch.
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.6f}"
+
+
 def _time(result: AuditResult) -> str:
-    return f"{result.seconds:.3f}" if result.seconds is not None else "0"
+    return _seconds(result.seconds) if result.seconds is not None else "0"
 
 
 def _testcase(result: AuditResult) -> ET.Element:
@@ -65,7 +71,7 @@ def document(run: Run) -> ET.Element:
     counts = {"tests": str(s["files"]), "failures": str(s["fail"]), "errors": str(s["error"]), "skipped": "0"}
     root = ET.Element("testsuites", name="auditor", **counts)
     total = sum(r.seconds or 0.0 for r in run.results)
-    suite = ET.SubElement(root, "testsuite", name="auditor", time=f"{total:.3f}", **counts)
+    suite = ET.SubElement(root, "testsuite", name="auditor", time=_seconds(total), **counts)
     for result in run.results:
         suite.append(_testcase(result))
     return root
