@@ -402,6 +402,31 @@ def leave_one_out_p_values(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N
     return [sign_flip_test(rest, exact_max_n=exact_max_n, bands=False).p_two_sided for rest in others]
 
 
+def leave_one_out_bound(
+    d: Iterable[float], p_two_sided: float, *, exact_max_n: int = EXACT_MAX_N_CAP
+) -> float | None:
+    """A bound every :func:`leave_one_out_p_values` of ``d`` stays at or below, known without them:
+    twice ``p_two_sided``, the exact test's two-sided p of all n differences (as
+    :func:`sign_flip_test` gives it, tolerant or exact); None when it is not known to hold.
+
+    It holds when the leave-one-out p-values are exact counts: every signed sum exact, and the
+    shared halves of :func:`_exact_leave_one_out`.  Say the total T of all n is positive (the
+    negative case is its mirror image).  For a seed k below T, each pattern of the others whose
+    sum reaches T - x_k becomes, with seed k's + sign, a distinct pattern of all n whose sum
+    reaches T: at most the C such patterns, so p_k = 2 * count_k / 2^(n-1) <= 4 * C / 2^n = 2 * p.
+    For a seed at or above T, the others' patterns that reach T - x_k <= 0, half of them at least
+    (their sums are symmetric about 0), all become such patterns: then p >= 1/2, and 2 * p >= 1
+    bounds every p (a zero total likewise gives p = 1).  A tolerant p only counts more.  So a
+    significant result with p below alpha / 2 is never fragile, and E702 needs no test.
+    """
+    values = as_floats(d)
+    n = len(values)
+    if 2 <= n <= LEAVE_ONE_OUT_SHARED_MAX_N and n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP):
+        if sums_are_exact(values, U64):
+            return 2.0 * p_two_sided
+    return None
+
+
 def _exact_leave_one_out(values: list[float]) -> list[float]:
     """:func:`leave_one_out_p_values` of differences whose signed sums are all exact, halves in lists.
 

@@ -90,7 +90,7 @@ def _bands_searching_each_tolerance(d: list[float], baseline: list[float], idea:
     """The honest bands of the exact test as they were computed before the float32 counts could
     settle the float64 ones: each tolerance's counts searched for on their own."""
     from auditor import signflip
-    from auditor.precision import U32, U64
+    from auditor.precision import U64
 
     observed_sum, abs_sum = float64_sum(d), float64_sum([abs(x) for x in d])
     nonzero = [x for x in d if x != 0]
@@ -138,3 +138,46 @@ def test_float32_counts_settle_the_exact_ones_only_when_nothing_else_ties(rows) 
     assert (result.p_two_sided, result.p_one_sided) == (two, one)
     assert (result.two_sided_band.low, result.two_sided_band.high) == band2
     assert (result.one_sided_band.low, result.one_sided_band.high) == band1
+
+
+# Paired differences whose signed sums are exact (multiples of 1/16, as float32 metrics
+# give), or printed decimals whose sums are not: mixed signs, zeros, seeds beyond the total.
+_DIFFERENCES = st.one_of(
+    st.lists(st.integers(-48, 48).map(lambda k: k / 16), min_size=2, max_size=12),
+    st.lists(st.integers(-48, 48).map(lambda k: round(k * 0.013, 3)), min_size=2, max_size=12),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_DIFFERENCES, st.booleans())
+def test_twice_the_p_of_all_bounds_every_leave_one_out_p_where_it_is_given(d, from_arms) -> None:
+    """Where leave_one_out_bound gives a bound (which lets E702 skip its n tests), no
+    leave-one-out p exceeds it: exact or not, seeds below and beyond the total, zeros,
+    the p of all n computed with or without the arms' tolerance."""
+    from auditor.stats import leave_one_out_bound, leave_one_out_p_values, sign_flip_test
+
+    baseline = [10.0 + k / 4 for k in range(len(d))] if from_arms else None
+    idea = [b + x for b, x in zip(baseline, d)] if from_arms else None
+    if from_arms:
+        d = [i - b for b, i in zip(baseline, idea)]
+    p = sign_flip_test(d, baseline=baseline, idea=idea).p_two_sided
+    bound = leave_one_out_bound(d, p)
+    if bound is not None:
+        assert max(leave_one_out_p_values(d)) <= bound
+
+
+def test_the_leave_one_out_bound_is_given_only_where_it_holds() -> None:
+    """Given for exact sums within the shared halves, whichever way the seeds lie; not otherwise."""
+    from auditor.stats import leave_one_out_bound, leave_one_out_p_values, sign_flip_test
+
+    d = [0.25, 0.5, 0.375, 0.125, 0.5, 0.25, 0.625, -0.0625]  # exact sums, every seed below the total
+    p = sign_flip_test(d).p_two_sided
+    assert leave_one_out_bound(d, p) == 2 * p and max(leave_one_out_p_values(d)) <= 2 * p < 0.05
+    beyond = [0.0625, -0.125, -0.25, 0.125, 3.0]  # the last seed exceeds the total of all (2.8125)
+    p = sign_flip_test(beyond).p_two_sided
+    assert p >= 0.5 and max(leave_one_out_p_values(beyond)) <= 1.0 <= leave_one_out_bound(beyond, p)
+    too_many = [0.125] * 17  # beyond the shared halves, each leave-one-out test is a test of its own
+    assert leave_one_out_bound(too_many, sign_flip_test(too_many).p_two_sided) is None
+    assert leave_one_out_bound([0.1, 0.2, 0.3], 0.25) is None  # sums not exact: no bound
+    zero_total = [0.5, -0.5]
+    assert leave_one_out_bound(zero_total, sign_flip_test(zero_total).p_two_sided) == 2.0  # p = 1: it decides nothing
