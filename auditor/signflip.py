@@ -225,11 +225,12 @@ def _exact_sign_flip(
         # threshold rises, the exact test counts the sums from the size itself, and its
         # observed_group observed patterns sum to exactly the size: when they are the only
         # sums within tol32 of it (as many reach size - tol32 as pass size + tol32, plus
-        # them), at_least(size) is at_least(size - tol32), and no search is needed for it.
+        # them), at_least(size) is at_least(size - tol32), and no search is needed for it:
+        # the exact counts are the float32 ones, whose strict counts are then their loose ones.
         one_loose, beyond = counter.at_least(size - tol32), counter.above(size + tol32)
         wide = _counts(n_patterns, False, one_loose, beyond, observed_group, False)
         if beyond + observed_group == one_loose:
-            counts = [(2 * one_loose, 2 * one_loose, one_loose, one_loose), wide]
+            counts = [wide, wide]
         else:
             counts = [_exact_counts(counter, observed_sum, tol64, observed_group, True), wide]
     else:
@@ -402,12 +403,9 @@ def leave_one_out_p_values(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N
     return [sign_flip_test(rest, exact_max_n=exact_max_n, bands=False).p_two_sided for rest in others]
 
 
-def leave_one_out_bound(
-    d: Iterable[float], p_two_sided: float, *, exact_max_n: int = EXACT_MAX_N_CAP
-) -> float | None:
-    """A bound every :func:`leave_one_out_p_values` of ``d`` stays at or below, known without them:
-    twice ``p_two_sided``, the exact test's two-sided p of all n differences (as
-    :func:`sign_flip_test` gives it, tolerant or exact); None when it is not known to hold.
+def leave_one_out_within_twice_p(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N_CAP) -> bool:
+    """True when no :func:`leave_one_out_p_values` of ``d`` can exceed twice the two-sided p of
+    all n differences (as :func:`sign_flip_test` gives it, tolerant or exact), known without them.
 
     It holds when the leave-one-out p-values are exact counts: every signed sum exact, and the
     shared halves of :func:`_exact_leave_one_out`.  Say the total T of all n is positive (the
@@ -421,10 +419,8 @@ def leave_one_out_bound(
     """
     values = as_floats(d)
     n = len(values)
-    if 2 <= n <= LEAVE_ONE_OUT_SHARED_MAX_N and n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP):
-        if sums_are_exact(values, U64):
-            return 2.0 * p_two_sided
-    return None
+    shared = 2 <= n <= LEAVE_ONE_OUT_SHARED_MAX_N and n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP)
+    return shared and sums_are_exact(values, U64)
 
 
 def _exact_leave_one_out(values: list[float]) -> list[float]:

@@ -97,3 +97,14 @@ def test_the_same_value_test_decides_as_numpy_did() -> None:
             expected = values.size >= 2 and float(values.max() - values.min()) <= SAME_VALUE_RTOL * max(
                 float(np.abs(values).max()), np.finfo(float).tiny)
             assert _all_equal(tuple(values.tolist())) == expected, values
+
+
+def test_e702_fires_where_one_dropped_seed_doubles_p_to_alpha(audit) -> None:
+    """Eight equal (exactly representable) improvements: p = 2/2^8, and every seed left out gives
+    2/2^7, exactly twice p, the most a leave-one-out p can be.  With alpha at that value the
+    result is significant yet fragile, so E702 must run its tests and fire; with alpha above
+    twice p it is robust (and E702 skips its tests)."""
+    improved = rewrite_statistics(seed_answer(), baseline=BASE, idea=[v - 0.25 for v in BASE])
+    [fragile] = _by_code(audit(as_transcript(improved), alpha=2 / 2**7), "E702")
+    assert fragile.recomputed == 2 / 2**7
+    assert _by_code(audit(as_transcript(improved), alpha=0.05), "E702") == []
