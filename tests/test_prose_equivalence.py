@@ -17,6 +17,7 @@ from auditor.pvalues import (
     _binomial_plausible,
     _claim_half_unit,
     _hit_range,
+    _hit_ranges,
     monte_carlo_agreement,
 )
 from auditor.stats import PBand
@@ -78,6 +79,42 @@ def test_hit_range_matches_its_reference(claimed: float, half_unit: float, resam
         claimed, half_unit, resamples, convention
     )
 
+
+
+@st.composite
+def _estimates(draw: st.DrawFn) -> float:
+    """A p an agent may print: some convention's estimate for some count, rounded to some digits or not at
+    all, moved by a few ulps or by float noise; or any probability."""
+    if draw(st.booleans()):
+        return draw(st.floats(0.0, 1.0))
+    resamples = draw(st.sampled_from(_COMMON_SORTED))
+    convention = draw(st.sampled_from(CONVENTIONS))
+    hits = draw(st.integers(0, resamples))
+    p = min(1.0, convention.scale * (hits + convention.offset) / (resamples + convention.offset))
+    p = draw(st.sampled_from([p, float(f"{p:.{draw(st.integers(1, 17))}g}")]))
+    for _ in range(draw(st.integers(0, 40))):
+        p = math.nextafter(p, draw(st.sampled_from([0.0, 1.0])))
+    return min(1.0, max(0.0, p * (1 + draw(st.sampled_from([0.0, 3e-8, -3e-8, 1e-7, -1e-7])))))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_estimates(), st.sampled_from([None, 3, 7_777, 12_345_678]))
+# A 17-digit claim of 295/20000 and of (294+1)/(20000+1): the slack, not the rounding, lets them in.
+@example(295 / 20000, None)
+@example(295 / 20001, None)
+@example(2 * 133 / 1000, None)
+def test_every_count_and_convention_the_shortcut_skips_has_no_hits(claimed: float, extra: int | None) -> None:
+    """_hit_ranges' one test per count (no integer near claim * B nor claim * (B + 1)) skips only counts for
+    which no convention has a hit range; the ranges of the rest are those of the reference."""
+    half_unit = _claim_half_unit(claimed)
+    counts = _COMMON_SORTED if extra is None else tuple(sorted({*_COMMON_SORTED, extra}))
+    expected = [
+        (resamples, convention.name, hits)
+        for resamples in counts
+        for convention in CONVENTIONS
+        if (hits := _hit_range_reference(claimed, half_unit, resamples, convention)) is not None
+    ]
+    assert [(b, c.name, hits) for b, c, hits in _hit_ranges(claimed, half_unit, counts)] == expected
 
 
 def _monte_carlo_reference(claimed: float, band: PBand) -> PAgreement | None:
