@@ -80,13 +80,6 @@ class PAgreement:
     resamples: int | None = None
 
 
-def _hit_range(claimed: float, half_unit: float, resamples: int, convention: Convention) -> tuple[int, int] | None:
-    """Integer hit counts whose estimate prints as ``claimed``; None when there are none."""
-    for _, _, hits in _hit_ranges(claimed, half_unit, (resamples,), (convention,)):
-        return hits
-    return None
-
-
 def _hit_ranges(
     claimed: float, half_unit: float, candidates: Iterable[int], conventions: Iterable[Convention] = CONVENTIONS
 ) -> Iterator[tuple[int, Convention, tuple[int, int]]]:

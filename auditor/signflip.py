@@ -396,8 +396,7 @@ def leave_one_out_p_values(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N
     """
     values = as_floats(d)
     n = len(values)
-    shared = n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP) and n <= LEAVE_ONE_OUT_SHARED_MAX_N
-    if shared and sums_are_exact(values, U64):
+    if _leave_one_out_shares_halves(values, exact_max_n):
         return _exact_leave_one_out(values)
     others = (values[:k] + values[k + 1 :] for k in range(n))
     return [sign_flip_test(rest, exact_max_n=exact_max_n, bands=False).p_two_sided for rest in others]
@@ -418,8 +417,14 @@ def leave_one_out_within_twice_p(d: Iterable[float], *, exact_max_n: int = EXACT
     significant result with p below alpha / 2 is never fragile, and E702 needs no test.
     """
     values = as_floats(d)
+    return len(values) >= 2 and _leave_one_out_shares_halves(values, exact_max_n)
+
+
+def _leave_one_out_shares_halves(values: list[float], exact_max_n: int) -> bool:
+    """The leave-one-out p-values of ``values`` are exact counts from the halves of one split
+    (:func:`_exact_leave_one_out`): every signed sum exact, each test exact, the halves in lists."""
     n = len(values)
-    shared = 2 <= n <= LEAVE_ONE_OUT_SHARED_MAX_N and n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP)
+    shared = n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP) and n <= LEAVE_ONE_OUT_SHARED_MAX_N
     return shared and sums_are_exact(values, U64)
 
 

@@ -8,11 +8,10 @@ import pytest
 from auditor.precision import printed
 from auditor.pvalues import (
     COMMON_RESAMPLES,
-    CONVENTIONS,
     MC_MISS,
     _binomial_plausible,
     _falling_tail_reaches,
-    _hit_range,
+    _hit_ranges,
     _tail_reaches,
     agreement,
 )
@@ -187,10 +186,7 @@ def test_agreement_is_unchanged_by_the_summed_tails() -> None:
         for resamples in COMMON_RESAMPLES:
             for claimed in (float(rng.binomial(resamples, p_true)) / resamples, float(p_true) * rng.uniform(0.8, 1.25)):
                 half_unit = printed(claimed).half_unit
-                for convention in CONVENTIONS:
-                    hits = _hit_range(claimed, half_unit, resamples, convention)
-                    if hits is None:
-                        continue
+                for _, convention, hits in _hit_ranges(claimed, half_unit, (resamples,)):
                     ours = _binomial_plausible(hits, resamples, band, convention.tail)
                     assert ours is _scipy_plausible(hits, resamples, band, convention.tail)
                     checked += 1
