@@ -78,7 +78,6 @@ def test_hit_range_matches_its_reference(claimed: float, half_unit: float, resam
     assert ranges == [r for r in [_hit_range_reference(claimed, half_unit, resamples, convention)] if r is not None]
 
 
-
 @st.composite
 def _estimates(draw: st.DrawFn) -> float:
     """A p an agent may print: some convention's estimate for some count, rounded to some digits or not at
