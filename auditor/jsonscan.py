@@ -325,9 +325,10 @@ class StrictDecoder:
         )
 
 
-# An integer literal of nineteen digits or more, which may exceed 64 bits, in a shape (see _long_integer).
-_BLANK_THEN_NINETEEN_DIGITS = b" " + b"0" * 19
-_OPEN_THEN_NINETEEN_DIGITS = b"\n" + b"0" * 19
+# Nineteen digits in a row in a shape, and after a "." (see _long_integer): orjson reads an integer
+# literal that long as a float when it exceeds 64 bits.
+_NINETEEN_DIGITS = b"0" * 19
+_FRACTION_OF_NINETEEN_DIGITS = b"." + _NINETEEN_DIGITS
 
 
 def _whole_object(text: str, start: int) -> tuple[Any, int, bytes] | None:
@@ -336,9 +337,10 @@ def _whole_object(text: str, start: int) -> tuple[Any, int, bytes] | None:
 
     An object cannot be followed by more of itself, so when ``text[start : last "}" + 1]`` decodes
     as one value, json's ``raw_decode`` ends there too.  orjson refuses what json's strict C path
-    refuses, and NaN, Infinity, overflowing numbers and lone surrogate escapes as well (json's path
-    turns those into stand-ins); it differs only on integers beyond 64 bits, which it reads as
-    floats, and on numbers the shape sends to the slow path: both are left to json.
+    refuses, and also NaN, Infinity, every number that overflows a double and lone surrogate
+    escapes (json's path turns those into stand-ins), so what it returns needs none of the
+    shape's tests for the slow path; it differs from json only on integers beyond 64 bits,
+    which it reads as floats: those are left to json.
     """
     end = text.rfind("}") + 1
     if end <= start:
@@ -349,7 +351,7 @@ def _whole_object(text: str, start: int) -> tuple[Any, int, bytes] | None:
     except ValueError:  # its JSONDecodeError: json will say where (or read the stand-ins)
         return None
     shape = shape_of(chunk)
-    if _may_overflow(shape) or _long_integer(shape):
+    if _long_integer(shape):
         return None
     return value, end, shape
 
@@ -357,11 +359,11 @@ def _whole_object(text: str, start: int) -> tuple[Any, int, bytes] | None:
 def _long_integer(shape: bytes) -> bool:
     """The chunk of this shape may hold an integer literal of 19 or more digits.
 
-    Such a literal follows a blank or a "[" (a ":", ",", "-", blank or "["), never a "." (the
-    fraction of a float, which orjson reads as json does) nor an "e": two searches in C.  A
-    run of digits in a string may be taken for one, which only costs json's path.
+    Every run of 19 digits must be the start of a float's fraction (after a "."), which orjson
+    reads as json does: two counts in C.  Digits in a string, and fractions of 38 digits or
+    more, may be taken for an integer, which only costs json's path.
     """
-    return shape.find(_BLANK_THEN_NINETEEN_DIGITS) >= 0 or shape.find(_OPEN_THEN_NINETEEN_DIGITS) >= 0
+    return shape.count(_NINETEEN_DIGITS) != shape.count(_FRACTION_OF_NINETEEN_DIGITS)
 
 
 def shape_of(chunk: str) -> bytes:
