@@ -265,14 +265,21 @@ class StrictDecoder:
         value, end, _ = self.raw_decode_shaped(text, start)
         return value, end
 
+    def decode_whole_object(self, text: str, start: int) -> tuple[Any, int, bytes] | None:
+        """:meth:`raw_decode_shaped` of the object at ``start`` when it ends at the last "}" of
+        ``text`` and orjson reads it as json would (see :func:`_whole_object`); else None, and
+        nothing was decoded that :meth:`raw_decode_shaped` would not decode again."""
+        return _whole_object(text, start) if _orjson is not None and text.startswith("{", start) else None
+
     def raw_decode_shaped(self, text: str, start: int = 0) -> tuple[Any, int, bytes]:
         """:meth:`raw_decode`, and the shape of the value's text (see :data:`_SHAPE`), which the
         decoder makes anyway: its count of SHAPE_OPEN (the value's "{" and "[", in its strings too)
         is at least its nesting depth."""
-        if _orjson is not None and text.startswith("{", start):
-            decoded = _whole_object(text, start)
-            if decoded is not None:
-                return decoded
+        decoded = self.decode_whole_object(text, start)
+        return decoded if decoded is not None else self.json_decode_shaped(text, start)
+
+    def json_decode_shaped(self, text: str, start: int = 0) -> tuple[Any, int, bytes]:
+        """:meth:`raw_decode_shaped` by json alone (its C path, or the hooks where the shape asks)."""
         try:
             value, end = self._fast.raw_decode(text, start)
         except json.JSONDecodeError:
