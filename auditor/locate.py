@@ -235,11 +235,6 @@ def value_offsets(
     A pointer to something the answer lacks gets the offset of its nearest
     existing parent; one that is not a pointer at all that of the answer.
     """
-    base = 0
-    if shape is not None and not text.isascii():
-        # A header in another script makes the whole transcript wide (two or four bytes a character);
-        # the answer alone is usually narrow, and every search below runs over it faster.
-        base, text, start = start, text[start : start + len(shape)], 0
     trie = _trie_of(pointers)
     root = trie.root
     found = {root: start}
@@ -250,8 +245,6 @@ def value_offsets(
         except (_Malformed, ValueError, RecursionError):
             pass  # keep what was placed; the rest falls back to a parent, at worst the answer's start
         found.setdefault(root, start)
-    if base:
-        return {pointer: base + _nearest(found, path) for pointer, path in trie.paths.items()}
     return {pointer: _nearest(found, path) for pointer, path in trie.paths.items()}
 
 
