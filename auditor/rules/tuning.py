@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from json.encoder import encode_basestring_ascii
-from operator import itemgetter
 from typing import Any
 
 from ..context import AuditContext
@@ -64,15 +63,6 @@ def swept_keys(sweep: list[SweepEntry]) -> set[str]:
     One pass over the entries: the cost grows with the sweep's size, not with
     entries times keys.
     """
-    cfgs = [entry.cfg for entry in sweep]
-    if cfgs and all(map(cfgs[0].keys().__eq__, map(dict.keys, cfgs))):  # every entry sets the same keys
-        keys = tuple(cfgs[0])
-        if not keys:
-            return set()
-        if len(keys) == 1:
-            return {keys[0]} if _column_differs([cfg[keys[0]] for cfg in cfgs]) else set()
-        columns = zip(*map(itemgetter(*keys), cfgs))
-        return {key for key, column in zip(keys, columns) if _column_differs(column)}
     values: dict[str, set[Any]] = {}
     present: dict[str, int] = {}
     for entry in sweep:
@@ -92,41 +82,12 @@ def swept_keys(sweep: list[SweepEntry]) -> set[str]:
     return swept
 
 
-def _column_differs(column: Sequence[Any]) -> bool:
-    """Whether the values of one key, present in every entry of a sweep, are not all spelled alike.
-
-    A string or a finite non-zero float (nearly every config value) is spelled like another value
-    exactly when that one is of its type and equal to it; other columns compare their
-    :func:`spelling_key`.
-    """
-    first = column[0]
-    kind = type(first)
-    if kind is str or (kind is float and first and first - first == 0.0):  # (x - x is 0.0 when x is finite)
-        for value in column:
-            if type(value) is not kind:
-                break  # another type may still be spelled alike (a float subclass): the general test
-            if value != first:
-                return True
-        else:
-            return False
-    return len(set(map(spelling_key, column))) > 1
-
-
 def config_point(cfg: dict[str, Any], keys: set[str] | frozenset[str] | None = None) -> frozenset[tuple[str, Any]]:
     """``cfg`` (only its ``keys`` when given, null values left out then) as a set of (key, :func:`spelling_key`)
     pairs: equal for two configs exactly when their canonical JSON is."""
-    # A string or a finite non-zero float is its own spelling key, tested here without the call.
     if keys is None:
-        return frozenset(
-            [(k, v if type(v) is str or (type(v) is float and v and v - v == 0.0) else spelling_key(v)) for k, v in cfg.items()]
-        )
-    return frozenset(
-        [
-            (k, v if type(v) is str or (type(v) is float and v and v - v == 0.0) else spelling_key(v))
-            for k, v in cfg.items()
-            if k in keys and v is not None
-        ]
-    )
+        return frozenset([(k, spelling_key(v)) for k, v in cfg.items()])
+    return frozenset([(k, spelling_key(v)) for k, v in cfg.items() if k in keys and v is not None])
 
 
 def _grid(sweep: list[SweepEntry], keys: set[str]) -> set[str]:
