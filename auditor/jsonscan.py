@@ -335,7 +335,7 @@ class StrictDecoder:
 # Nineteen digits in a row in a shape, and after a "." (see _long_integer): orjson reads an integer
 # literal that long as a float when it exceeds 64 bits.
 _NINETEEN_DIGITS = b"0" * 19
-_FRACTION_OF_NINETEEN_DIGITS = b"." + _NINETEEN_DIGITS
+_DOT = ord(".")
 
 
 def _whole_object(text: str, start: int) -> tuple[Any, int, bytes] | None:
@@ -367,10 +367,15 @@ def _long_integer(shape: bytes) -> bool:
     """The chunk of this shape may hold an integer literal of 19 or more digits.
 
     Every run of 19 digits must be the start of a float's fraction (after a "."), which orjson
-    reads as json does: two counts in C.  Digits in a string, and fractions of 38 digits or
-    more, may be taken for an integer, which only costs json's path.
+    reads as json does.  Digits in a string, and fractions of 38 digits or more (whose second
+    19 follow a digit), may be taken for an integer, which only costs json's path.
     """
-    return shape.count(_NINETEEN_DIGITS) != shape.count(_FRACTION_OF_NINETEEN_DIGITS)
+    at = shape.find(_NINETEEN_DIGITS)
+    while at >= 0:
+        if at == 0 or shape[at - 1] != _DOT:
+            return True
+        at = shape.find(_NINETEEN_DIGITS, at + len(_NINETEEN_DIGITS))
+    return False
 
 
 def shape_of(chunk: str) -> bytes:
