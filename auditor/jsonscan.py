@@ -21,10 +21,13 @@ from typing import Any
 
 from .model import join_pointer
 
-try:  # a compiled decoder: a third of the C json module's time on an answer (see StrictDecoder)
-    import orjson as _orjson
-except ImportError:  # pragma: no cover -- a dependency; without it every text takes json's path
-    _orjson = None
+# orjson, a compiled decoder (a third of the C json module's time on an answer), once imported;
+# False when it is missing (a dependency: without it every text takes json's path).
+_orjson: Any = None
+# Objects a thread's decoder reads by json before it imports orjson.  The import costs some 12 ms,
+# about a thousand times what orjson saves on one answer: an audit of one transcript starts
+# sooner without it, and a batch or a long-lived process imports it once it has read this many.
+ORJSON_AFTER = 64
 
 _BRACKET_OR_QUOTE = re.compile(r'[{}\[\]"]')
 _OPENER = re.compile(r"[{\[]")
@@ -257,6 +260,7 @@ class StrictDecoder:
 
     def __init__(self) -> None:
         self.created = 0
+        self.objects = 0  # read by decode_whole_object: orjson only from the (ORJSON_AFTER + 1)th on
         self._fast = json.JSONDecoder(parse_constant=self._parse_constant)
         self._slow: json.JSONDecoder | None = None  # built on first need: most texts never need it
 
@@ -266,10 +270,17 @@ class StrictDecoder:
         return value, end
 
     def decode_whole_object(self, text: str, start: int) -> tuple[Any, int, bytes] | None:
-        """:meth:`raw_decode_shaped` of the object at ``start`` when it ends at the last "}" of
-        ``text`` and orjson reads it as json would (see :func:`_whole_object`); else None, and
-        nothing was decoded that :meth:`raw_decode_shaped` would not decode again."""
-        return _whole_object(text, start) if _orjson is not None and text.startswith("{", start) else None
+        """:meth:`raw_decode_shaped` of the object at ``start`` by orjson, when it ends at the last
+        "}" of ``text`` and orjson reads it as json would (see :func:`_whole_object`); else None,
+        and json's path (:meth:`json_decode_shaped`) is the caller's.  The first
+        :data:`ORJSON_AFTER` objects are always left to json."""
+        if not text.startswith("{", start):
+            return None
+        self.objects += 1
+        if self.objects <= ORJSON_AFTER:
+            return None
+        compiled = _compiled_decoder()
+        return None if compiled is None else _whole_object(compiled, text, start)
 
     def raw_decode_shaped(self, text: str, start: int = 0) -> tuple[Any, int, bytes]:
         """:meth:`raw_decode`, and the shape of the value's text (see :data:`_SHAPE`), which the
@@ -338,7 +349,20 @@ _NINETEEN_DIGITS = b"0" * 19
 _DOT = ord(".")
 
 
-def _whole_object(text: str, start: int) -> tuple[Any, int, bytes] | None:
+def _compiled_decoder() -> Any:
+    """The orjson module, imported on first use; None when it is not installed."""
+    global _orjson
+    if _orjson is None:
+        try:
+            import orjson
+        except ImportError:  # pragma: no cover -- a dependency
+            _orjson = False
+        else:
+            _orjson = orjson
+    return _orjson or None
+
+
+def _whole_object(orjson: Any, text: str, start: int) -> tuple[Any, int, bytes] | None:
     """(value, end, shape) of the object at ``start`` decoded by orjson, when it reaches the last
     "}" of ``text`` and :class:`StrictDecoder`'s json path would give the very same value; else None.
 
@@ -354,7 +378,7 @@ def _whole_object(text: str, start: int) -> tuple[Any, int, bytes] | None:
         return None
     chunk = text[start:end]
     try:
-        value = _orjson.loads(chunk)  # type: ignore[union-attr]
+        value = orjson.loads(chunk)
     except ValueError:  # its JSONDecodeError: json will say where (or read the stand-ins)
         return None
     shape = shape_of(chunk)

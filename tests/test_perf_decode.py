@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,17 +28,25 @@ _PIECES = [
 ]
 
 
+@contextlib.contextmanager
+def _decoders(*, compiled: bool) -> Iterator[None]:
+    """Every object read by orjson where it reads it as json would (``compiled``), or every one by json."""
+    saved = jsonscan.ORJSON_AFTER
+    jsonscan.ORJSON_AFTER = 0 if compiled else 1 << 62
+    try:
+        yield
+    finally:
+        jsonscan.ORJSON_AFTER = saved
+
+
 def _decoded(document: str, *, compiled: bool) -> tuple[Any, ...]:
     """What a fresh StrictDecoder makes of ``document``: (value, end, shape, stand-ins made) or the error."""
-    saved = jsonscan._orjson
-    jsonscan._orjson = saved if compiled else None
-    try:
-        decoder = jsonscan.StrictDecoder()
-        value, end, shape = decoder.raw_decode_shaped(document, 0)
-    except (ValueError, RecursionError) as exc:
-        return ("error", type(exc).__name__, str(exc))
-    finally:
-        jsonscan._orjson = saved
+    with _decoders(compiled=compiled):
+        try:
+            decoder = jsonscan.StrictDecoder()
+            value, end, shape = decoder.raw_decode_shaped(document, 0)
+        except (ValueError, RecursionError) as exc:
+            return ("error", type(exc).__name__, str(exc))
     return (_typed(value), end, shape, decoder.created)
 
 
@@ -55,12 +65,24 @@ def _typed(value: Any) -> Any:
 
 def test_the_compiled_decoder_is_installed_and_takes_the_answers() -> None:
     """orjson is a dependency; without it every answer would silently take the slower path."""
-    assert jsonscan._orjson is not None
+    orjson = jsonscan._compiled_decoder()
+    assert orjson is not None
     seeds = [(FIXTURES / "answers" / name).read_text(encoding="utf-8") for name in _SEEDS]
-    assert all(jsonscan._whole_object(text, text.index("{")) is not None for text in seeds)
-    taken = sum(jsonscan._whole_object(document, 0) is not None for document in _OBJECTS)
+    assert all(jsonscan._whole_object(orjson, text, text.index("{")) is not None for text in seeds)
+    taken = sum(jsonscan._whole_object(orjson, document, 0) is not None for document in _OBJECTS)
     # The rest are the parse-stage fixtures: malformed, NaN, huge numbers, two answers, UTF-16.
     assert taken >= 0.9 * len(_OBJECTS)
+
+
+def test_a_decoder_reads_its_first_objects_by_json_and_the_rest_by_orjson() -> None:
+    """Importing orjson pays only over many answers: one transcript's audit never needs it."""
+    decoder = jsonscan.StrictDecoder()
+    document = _OBJECTS[0]
+    for _ in range(jsonscan.ORJSON_AFTER):
+        assert decoder.decode_whole_object(document, 0) is None
+    decoded = decoder.decode_whole_object(document, 0)
+    assert decoded is not None and decoded[1] == len(document)
+    assert decoder.raw_decode_shaped(document, 0)[1:] == decoded[1:]
 
 
 @pytest.mark.parametrize(
@@ -69,7 +91,7 @@ def test_the_compiled_decoder_is_installed_and_takes_the_answers() -> None:
 )
 def test_numbers_orjson_reads_otherwise_keep_jsons_path(number: str) -> None:
     document = '{"a": [0.25, ' + number + "]}"
-    assert jsonscan._whole_object(document, 0) is None
+    assert jsonscan._whole_object(jsonscan._compiled_decoder(), document, 0) is None
     assert _decoded(document, compiled=True) == _decoded(document, compiled=False)
 
 
@@ -90,11 +112,9 @@ def test_damaged_answers_decode_alike_on_both_paths(document: str, edits: list[t
 def test_a_transcript_decoded_by_orjson_is_located_as_before() -> None:
     """The located answer (its value, start and shape) is the same on both paths."""
     for text in _ANSWERS[:6]:
-        compiled = locate(text, max_bytes=1 << 24, max_depth=64)
-        saved, jsonscan._orjson = jsonscan._orjson, None
-        try:
+        with _decoders(compiled=True):
+            compiled = locate(text, max_bytes=1 << 24, max_depth=64)
+        with _decoders(compiled=False):
             plain = locate(text, max_bytes=1 << 24, max_depth=64)
-        finally:
-            jsonscan._orjson = saved
         assert (compiled.start, compiled.shape, compiled.findings) == (plain.start, plain.shape, plain.findings)
         assert _typed(compiled.document) == _typed(plain.document)
