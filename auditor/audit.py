@@ -18,6 +18,7 @@ from .model import arm_view
 from .options import AuditOptions, RerunOptions
 from .paths import STDIN
 from .result import AuditResult, Status, is_selected, select, settle
+from .resume import transcript_digest
 from .rules.internal import X000
 from .rules.schema import S201
 from .schema import build_models, validate
@@ -189,7 +190,10 @@ def audit_bytes(
     """
     options = options or AuditOptions()
     located = locate(data, max_bytes=options.max_bytes, max_depth=options.max_depth)
-    return _audit_located(located, source, options, rerun=rerun, transcript_path=transcript_path)
+    result = _audit_located(located, source, options, rerun=rerun, transcript_path=transcript_path)
+    # Bound to the bytes given, as a path's audit is to the bytes it read (auditor.resume).
+    return result.with_transcript_sha256(
+        transcript_digest(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)))
 
 
 def _audit_located(
@@ -230,41 +234,72 @@ def audit_path(
     *,
     source: str | None = None,
     rerun: RerunOptions | None = None,
+    walked: bool = False,
 ) -> AuditResult:
     """Audit the transcript at ``path`` (``-`` reads stdin); the result records how long it took.
+
+    A file a folder walk found (``walked``) is skipped when it holds no sign of an answer
+    (:func:`~auditor.transcript.holds_an_answer`); any other file is always audited, and one
+    without an answer fails P101.
 
     Never raises for an unexpected internal error: the result is then an
     ``error`` with rule X000 alone, and the traceback goes to a log file whose
     path the finding's message gives (see :func:`internal_error`).
     """
     started = time.perf_counter()
-    result = _audit_path(path, options, source=source, rerun=rerun)
+    result = _audit_path(path, options, source=source, rerun=rerun, walked=walked)
     return result.with_seconds(time.perf_counter() - started)
 
 
 def _audit_path(
-    path: str, options: AuditOptions | None, *, source: str | None, rerun: RerunOptions | None
+    path: str, options: AuditOptions | None, *, source: str | None, rerun: RerunOptions | None, walked: bool
 ) -> AuditResult:
     options = options or AuditOptions()
+    digest = None  # of the bytes read: what a jsonl line's "resume" member binds it to (auditor.resume)
     try:
         data, problem = read_source(path, max_bytes=options.max_bytes)
+        digest = transcript_digest(data)
         text = None
         if problem is None:
             text, problem = decode_text(data, max_bytes=options.max_bytes, encoding=options.encoding)
         if problem is not None:
-            return _located(finish(source or path, [problem], options, recomputed=None), None, None)
-        if path != STDIN and not holds_an_answer(text):  # a README beside the answers: skipped, counted
+            result = _located(finish(source or path, [problem], options, recomputed=None), None, None)
+            return result.with_transcript_sha256(digest)
+        # Named files and stdin are always audited: what a person or a hook names must never pass unread.
+        if walked and path != STDIN and not holds_an_answer(text):  # a data file beside the answers: counted
             return AuditResult(source or path, Status.SKIPPED, ())
         transcript_path = None if path == STDIN else path
         if plain_utf8(data, options.encoding):  # checked as bytes already: not checked again as text
             located = locate_text(text, max_depth=options.max_depth)
         else:
             located = locate(text, max_bytes=options.max_bytes, max_depth=options.max_depth)
-        return _audit_located(located, source or path, options, rerun=rerun, transcript_path=transcript_path)
+        result = _audit_located(located, source or path, options, rerun=rerun, transcript_path=transcript_path)
+        return result.with_transcript_sha256(digest)
     except AuditorError:
         raise  # a setup problem (no sandbox, no interpreter): the CLI's exit 2, not a bug
     except Exception as exc:  # noqa: BLE001 -- the one top-level handler per transcript
-        return internal_error(source or path, exc)
+        return internal_error(source or path, exc).with_transcript_sha256(digest)
+
+
+def place_findings(path: str, result: AuditResult, options: AuditOptions) -> AuditResult:
+    """``result`` with its findings that have no line yet (the cross-answer X9xx, added once the whole
+    batch was audited) placed in the transcript at ``path``, read again; as it is when the transcript
+    cannot be read or its bytes are no longer those audited (``result.transcript_sha256``)."""
+    unplaced = [f for f in result.findings if f.line is None and f.pointer]
+    if not unplaced or path == STDIN or result.transcript_sha256 is None:
+        return result
+    data, problem = read_source(path, max_bytes=options.max_bytes)
+    if problem is not None or transcript_digest(data) != result.transcript_sha256:
+        return result
+    text, problem = decode_text(data, max_bytes=options.max_bytes, encoding=options.encoding)
+    if problem is not None:
+        return result
+    located = locate(text, max_bytes=options.max_bytes, max_depth=options.max_depth)
+    if located.document is None:
+        return result
+    placed = with_locations(unplaced, located.text, located.start, located.shape, located.document)
+    where = {id(f): g for f, g in zip(unplaced, placed)}
+    return result.with_findings(tuple(where.get(id(f), f) for f in result.findings))
 
 
 LOG_DIR_NAME = "auditor-logs"

@@ -104,27 +104,41 @@ def _check_combinations(cli) -> None:  # cli: option_model.CommandLine
         raise UsageError("--resume needs --format jsonl and --output FILE (the file to resume)")
     if cli.statistics and fmt != "text":
         raise UsageError("--statistics prints a table; it needs --format text")
+    from .formats import check_available
+
+    check_available(fmt)  # a missing extra (matplotlib for html) stops the run before it audits
 
 
-def _settings(cli):  # cli: option_model.CommandLine -> config.Settings
+def _settings(cli, paths: Sequence[str] = ()):  # cli: option_model.CommandLine -> config.Settings
     from pathlib import Path
 
     from . import config
+    from .config_trust import Audited
 
-    loaded = config.Config() if cli.isolated else config.load(Path(cli.config) if cli.config else None)
-    return config.resolve(loaded, cli)
+    if cli.isolated:
+        return config.resolve(config.Config(), cli)
+    # A discovered file beside these transcripts (or the rerun's workspace) is the agent's to write.
+    audited = Audited(paths, cli.workspace if cli.rerun else None)
+    return config.resolve(config.load(Path(cli.config) if cli.config else None, audited=audited), cli)
 
 
 def _announce_config(settings, cli) -> None:  # settings: config.Settings, cli: option_model.CommandLine
-    """Name the configuration file on stderr (text format), and what a discovered one could not do."""
+    """Say on stderr which discovered files were left unread (every format), which file applies
+    and its values (text format), and what a discovered one could not do."""
     from .formats.safe import clean
+    from .policy import describe, ignored_notes
 
+    report = settings.report()
+    for note in ignored_notes(report):  # the gate's policy is at stake: even with --quiet
+        print(f"auditor: {clean(note)}", file=sys.stderr)
     if settings.config is None:
         return
     where = clean(str(settings.config))
     if (cli.format or "text") == "text" and not cli.quiet:
         how = "discovered" if settings.discovered else "from --config"
-        print(f"auditor: configuration {where} ({how})", file=sys.stderr)
+        values = describe(report)
+        print(f"auditor: configuration {where} ({how})" + (f"; {clean(', '.join(values))}" if values else ""),
+              file=sys.stderr)
     if cli.rerun and settings.guarded:
         from .config import protected_rules
 
@@ -149,6 +163,15 @@ def _note_partial_batch(given: Sequence[str], paths: Sequence[str], cli) -> None
           file=sys.stderr)
 
 
+def _all_named_excluded(given: Sequence[str], excluded: Sequence[str]) -> bool:
+    """Whether every path given was left out by name (``--force-exclude``), rather than a folder
+    walked and found empty, which stays a usage error: a gate given nothing to read must say so."""
+    import os
+
+    left_out = set(excluded)
+    return all(p in left_out or p.rstrip("/" + os.sep) + os.sep in left_out for p in given)
+
+
 def _gate_fails(results, options) -> bool:  # results: Sequence[AuditResult], options: AuditOptions
     """The exit status: a result fails ``--fail-on``, or holds an error the guard always fails."""
     from .findings import Severity
@@ -161,14 +184,20 @@ def _gate_fails(results, options) -> bool:  # results: Sequence[AuditResult], op
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .discovery import discover
+    from .discovery import survey
     from .session import SessionOptions, run_session
 
     cli = _command_line(args)
     _check_combinations(cli)
-    settings = _settings(cli)
-    paths = discover(args.paths, settings.include, settings.exclude)
+    settings = _settings(cli, args.paths)
+    found = survey(args.paths, settings.include, settings.exclude, force_exclude=settings.force_exclude)
+    paths = found.paths
     if not paths:
+        if _all_named_excluded(args.paths, found.excluded):  # a hook's staged README alone: nothing to gate
+            if not cli.quiet:
+                print(f"auditor: nothing to audit: every path given is excluded ({len(found.excluded)})",
+                      file=sys.stderr)
+            return EXIT_OK
         raise UsageError("no transcripts found in the given paths")
     _announce_config(settings, cli)
     _note_partial_batch(args.paths, paths, cli)
@@ -177,7 +206,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         quiet=bool(cli.quiet), statistics=bool(cli.statistics), baseline=cli.baseline,
         write_baseline=cli.write_baseline, details=_details(cli.details),
     )
-    run = run_session(paths, settings, session, rerun=_rerun_options(cli))
+    run = run_session(paths, settings, session, rerun=_rerun_options(cli), walked=found.walked,
+                      excluded=found.excluded)
     if cli.write_baseline or cli.exit_zero:
         return EXIT_OK
     return EXIT_FAIL if _gate_fails(run.results, settings.options) else EXIT_OK

@@ -1,8 +1,8 @@
 """``[tool.auditor]`` in ``pyproject.toml``: project-wide defaults for ``auditor audit``.
 
 The configuration is discovered from the working directory upward: the first
-``pyproject.toml`` holding a ``[tool.auditor]`` table wins (as ruff does with
-``[tool.ruff]``); ``--config FILE`` names one explicitly and ``--isolated``
+trusted ``pyproject.toml`` holding a ``[tool.auditor]`` table wins (as ruff does
+with ``[tool.ruff]``); ``--config FILE`` names one explicitly and ``--isolated``
 ignores every file.  The command line overrides the file key by key.
 
 Keys (kebab-case)::
@@ -15,7 +15,7 @@ Keys (kebab-case)::
     fail-on = "warning"            # error | warning | info | never
     alpha = 0.05
     mc-resamples = 20000           # B assumed for claimed Monte-Carlo p-values
-    resamples = 100000             # the auditor's own randomized test (n > 40)
+    resamples = 100000             # the auditor's own randomized test (n > 30)
     fdr = 0.05                     # X902 false-discovery rate
     include = ["*.txt", "*.md", "*.json"]
     exclude = ["drafts"]
@@ -37,12 +37,18 @@ TOML) raises :class:`~auditor.errors.UsageError` naming the file and the key,
 with a suggestion for a near miss.  The keys and their validation are defined
 once, with the command line's flags, in :mod:`auditor.option_model`.
 
-A *discovered* file may lie in the folder under audit, written by the agent
-itself, so it cannot silence the rerun's integrity findings (the "rerun"
-family, R801-R807): its select, ignore and per-file-ignores never drop them,
-its severity table never lowers them, and its ``fail-on = "never"`` never lets
-one of them pass (``AuditOptions.always_fail``).  The command line and a file named
-with ``--config`` are the user's own choice and may.
+A *discovered* file may be the audited agent's own.  One beside a transcript
+under audit, owned by another user or writable by others is not read at all
+(:mod:`auditor.config_trust`): discovery goes on upward as if it were not
+there, and the run names it (``Config.ignored``).  A trusted discovered file
+may still come with the agent's pull request, so it cannot silence the rerun's
+integrity findings (the "rerun" family, R801-R807) either: its select, ignore
+and per-file-ignores never drop them, its severity table never lowers them, and
+its ``fail-on = "never"`` never lets one of them pass (``AuditOptions.always_fail``).
+The command line and a file named with ``--config`` are the user's own choice and may.
+
+Every run records its policy: each effective value and where it came from
+(``Settings.policy``, :meth:`Settings.report`), so a reviewer sees ``alpha = 0.5 (pyproject.toml)``.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from .config_trust import Audited, untrusted
 from .discovery import DEFAULT_INCLUDE, options_for
 from .errors import UsageError
 from .findings import Severity, matches
@@ -71,6 +78,8 @@ class Config:
     # Found by looking upward from the working directory, not named with --config:
     # it may be the audited agent's own file (see the module docstring).
     discovered: bool = False
+    # Discovered files left unread as untrusted, nearest first: (path, why).
+    ignored: tuple[tuple[Path, str], ...] = ()
 
     @property
     def root(self) -> Path | None:
@@ -78,34 +87,62 @@ class Config:
         return self.path.parent if self.path is not None else None
 
 
-def discover(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.auditor]`` table."""
+# Larger than any real pyproject.toml; an untrusted one is not read past it.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def discover(start: Path, audited: Audited | None = None) -> Path | None:
+    """The nearest trusted ``pyproject.toml`` at or above ``start`` with a ``[tool.auditor]`` table."""
+    return _find(start, audited)[0]
+
+
+def _find(start: Path, audited: Audited | None) -> tuple[Path | None, list[tuple[Path, str]]]:
+    """The nearest trusted file with the table, and the untrusted ones with it passed on the way."""
+    ignored: list[tuple[Path, str]] = []
     for folder in (start, *start.parents):
         candidate = folder / PYPROJECT
-        if candidate.is_file() and "auditor" in _read_toml(candidate).get("tool", {}):
-            return candidate
-    return None
+        if not candidate.is_file():
+            continue
+        try:
+            if "auditor" not in _read_toml(candidate).get("tool", {}):
+                continue
+            problem = None
+        except UsageError as exc:  # unreadable: a config or not, it is an error only if trusted
+            problem = exc
+        reason = untrusted(candidate, audited)
+        if reason is not None:
+            ignored.append((candidate, reason))
+            continue
+        if problem is not None:
+            raise problem
+        return candidate, ignored
+    return None, ignored
 
 
-def load(path: Path | None = None, *, start: Path | None = None) -> Config:
-    """Read ``path`` (or discover one upward from ``start``); an empty Config when none exists."""
+def load(path: Path | None = None, *, start: Path | None = None, audited: Audited | None = None) -> Config:
+    """Read ``path``, or discover a trusted one upward from ``start`` (``audited``: the run's
+    transcripts, which an untrusted file sits beside); an empty Config when none is found."""
     discovered = path is None
+    ignored: list[tuple[Path, str]] = []
     if path is None:
-        path = discover((start or Path.cwd()).resolve())
+        path, ignored = _find((start or Path.cwd()).resolve(), audited)
         if path is None:
-            return Config()
+            return Config(ignored=tuple(ignored))
     elif not path.is_file():
         raise UsageError(f"config file not found: {path}")
     table = _read_toml(path).get("tool", {}).get("auditor")
     if table is None:
         raise UsageError(f"{path}: no [tool.auditor] table")
-    return Config(parse(table, path), path=path, discovered=discovered)
+    return Config(parse(table, path), path=path, discovered=discovered, ignored=tuple(ignored))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise UsageError(f"cannot read config {path}: larger than {MAX_CONFIG_BYTES // 1024} KiB")
+        return tomllib.loads(data.decode("utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read config {path}: {exc}") from None
 
@@ -149,12 +186,24 @@ class Settings:
     include: tuple[str, ...]
     exclude: tuple[str, ...]
     fdr: float
+    # include/exclude apply to files named on the command line too (the pre-commit hook).
+    force_exclude: bool = False
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     root: Path | None = None  # per-file-ignores globs are relative to it
     config: Path | None = None  # the file read, if any
     discovered: bool = False  # ... found upward from the working directory
     # The keys of a discovered file that tried to silence a protected rule and were overridden for it.
     guarded: tuple[str, ...] = ()
+    # Discovered files left unread as untrusted, nearest first: (path, why).
+    ignored: tuple[tuple[Path, str], ...] = ()
+    # Every policy value and where it came from (:func:`auditor.policy.build`).
+    policy: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+
+    def report(self) -> dict[str, Any]:
+        """The ``config`` object of the JSON formats (:func:`auditor.policy.report`)."""
+        from .policy import report
+
+        return report(self)
 
     def options_for(self, path: str) -> AuditOptions:
         return options_for(path, self.options, self.per_file_ignores, self.root)
@@ -218,17 +267,25 @@ def resolve(config: Config, cli: CommandLine | None = None) -> Settings:
         **thresholds,
         **limits,
     )
-    return Settings(
+    settings = Settings(
         options=options,
         include=tuple(_first(cli.include, file.include, DEFAULT_INCLUDE)),
         exclude=tuple(_first(cli.exclude, file.exclude, ())),
+        force_exclude=bool(_first(cli.force_exclude, file.force_exclude, False)),
         fdr=_first(cli.fdr, file.fdr, 0.05),
         per_file_ignores=rules.per_file_ignores,
         root=config.root,
         config=config.path,
         discovered=config.discovered,
         guarded=rules.guarded,
+        ignored=config.ignored,
     )
+    from .policy import build
+
+    from_file = {key for key, value in (("select", rules.select), ("ignore", rules.ignore), ("fail-on", rules.fail_on),
+                                        ("per-file-ignores", rules.per_file_ignores), ("severity", rules.severity))
+                 if value}
+    return replace(settings, policy=build(settings, file, config.path, set(given), from_file))
 
 
 def _first(*values: Any) -> Any:

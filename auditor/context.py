@@ -46,6 +46,21 @@ class AuditContext:
         """The comparison verdict classified by its words (its first ``max_prose_chars`` characters)."""
         return classify_verdict(self.report.comparison.verdict[: self.options.max_prose_chars])
 
+    @property
+    def idea_is_baseline(self) -> bool:
+        """The idea's per-seed values equal the baseline's on every seed (D501): there is no result to judge."""
+        b = self.baseline.per_seed
+        return bool(b) and b == self.idea.per_seed  # tuples: equal lengths and values (-0.0 == 0.0)
+
+    def no_verdict_to_advise(self) -> bool:
+        """D501 fires (the idea never ran): the verdict rules advise no verdict then, since none is right.
+
+        Only while D501 is selected, so ignoring it never silences them too.
+        """
+        from .result import is_selected
+
+        return self.idea_is_baseline and is_selected("D501", self.options)
+
     def arms(self) -> tuple[ArmView, ArmView]:
         return (self.baseline, self.idea)
 
@@ -62,6 +77,13 @@ class AuditContext:
         from .prose import stated_resample_counts
 
         return stated_resample_counts(self.prose_texts(), self.options.max_prose_chars)
+
+    @computed_once
+    def says_randomized(self) -> bool:
+        """The answer's words say its p came from random draws ("Monte-Carlo", "resampled")."""
+        from .prose import says_randomized
+
+        return says_randomized(self.prose_texts(), self.options.max_prose_chars)
 
     def prose_texts(self) -> list[str]:
         """Free text where an answer describes its method: verdict, metrics, limitations, protocol note."""
@@ -93,5 +115,9 @@ class AuditContext:
         if exact is not None:
             return exact
         return monte_carlo_agreement(
-            claimed, band, stated_resamples=self.stated_resamples, assumed_resamples=self.options.mc_resamples
+            claimed,
+            band,
+            stated_resamples=self.stated_resamples,
+            assumed_resamples=self.options.mc_resamples,
+            randomized=self.says_randomized,
         )

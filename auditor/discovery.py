@@ -11,7 +11,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -28,8 +28,32 @@ from .paths import REPORT_NAME as WORKSPACE_MARKER  # a folder holding a report 
 DEFAULT_INCLUDE = ("*.txt", "*.md", "*.json")
 # Never walked into or picked up from a directory: an experiment workspace's
 # own report (``bench_report.json`` beside its answer), hidden folders such as
-# .git, and tool caches.  Paths named explicitly are always audited.
+# .git, and tool caches.  Named files are audited all the same, unless
+# ``force_exclude`` applies the excludes to them too (the pre-commit hook).
 DEFAULT_EXCLUDE = (WORKSPACE_MARKER, ".*", "__pycache__", "node_modules")
+# A repository's ordinary files, by name whatever the case (README.md, readme.txt): files only,
+# so a folder named notes/ is still walked.  They are excluded like DEFAULT_EXCLUDE.
+ORDINARY_FILES = ("README*", "CHANGELOG*", "LICENSE*", "NOTES*", "CONTRIBUTING*", "requirements*.txt", "*.toml",
+                  "package*.json", ".pre-commit-*")
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What a set of paths holds: the files to audit in order, which of them only a folder walk
+    found (by :func:`~auditor.paths.key`; such a file is skipped when it holds no sign of an
+    answer), and what include/exclude left out (files, and excluded folders as ``folder/``)."""
+
+    paths: list[str]
+    walked: frozenset[str] = frozenset()
+    excluded: list[str] = field(default_factory=list)
+
+
+def _globs(patterns: Sequence[str], *, ignore_case: bool = False) -> str:
+    """One regular expression for ``patterns`` (``fnmatchcase``'s rules; never matches when empty)."""
+    if not patterns:
+        return "(?!)"
+    joined = "|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)
+    return f"(?i:{joined})" if ignore_case else joined
 
 
 def _glob_matcher(patterns: Sequence[str]) -> Callable[[str, str], bool]:
@@ -37,18 +61,51 @@ def _glob_matcher(patterns: Sequence[str]) -> Callable[[str, str], bool]:
     path below the walk root (``fnmatchcase``); all globs compiled into one pattern, once per walk."""
     if not patterns:
         return lambda name, relative: False
-    match = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
+    match = re.compile(_globs(patterns)).match
     return lambda name, relative: match(name) is not None or match(relative) is not None
 
 
-def _walk(root: str, include: Sequence[str], exclude: Sequence[str]) -> list[str]:
+class _Rules:
+    """include/exclude of one discovery, compiled once: what is audited and what is reported left out."""
+
+    def __init__(self, include: Sequence[str], exclude: Sequence[str]) -> None:
+        self.excluded = _glob_matcher(exclude)  # files and folders
+        included = re.compile(_globs(include)).match
+        by_path = re.compile(_globs(exclude)).match
+        # A file's name against the excludes and the ordinary files' names in one match.
+        by_name = re.compile(f"{_globs(exclude)}|{_globs(ORDINARY_FILES, ignore_case=True)}").match
+        # A file left out is reported when it would be a candidate: included here or by default.
+        candidate = re.compile(_globs((*include, *DEFAULT_INCLUDE))).match
+
+        def file(name: str, relative: str) -> bool | None:
+            """True: audit it; False: left out, reported; None: not a candidate (a .py file), not reported."""
+            if (included(name) or included(relative)) and not by_name(name) and not by_path(relative):
+                return True
+            return False if candidate(name) or candidate(relative) else None
+
+        self.file = file  # a plain function: a walk calls it once per file
+
+    def named(self, path: str, is_dir: bool) -> bool:
+        """Whether a named path passes include/exclude (``force_exclude``): its name, the path as
+        given and each folder on it are matched, as a walk from the current folder would see them."""
+        relative = posix(os.path.normpath(path))
+        parts = [p for p in relative.split("/") if p not in ("", ".", "..")]
+        if not parts:
+            return True
+        if any(self.excluded(part, part) for part in parts[:-1]) or self.excluded(parts[-1], relative):
+            return False
+        return is_dir or bool(self.file(parts[-1], relative))
+
+
+def _walk(root: str, rules: _Rules, excluded_out: list[tuple[tuple[str, ...], str]]) -> list[str]:
     """Transcripts below ``root``, following symlinks but never entering a folder twice.
 
     ``os.scandir`` tells a regular file from the rest without a ``stat`` per file (a
     symlink is still followed), so a folder of 100,000 transcripts is listed in one pass.
-    Sorted by the components of the path below ``root``.
+    Sorted by the components of the path below ``root``.  What include/exclude left out
+    goes to ``excluded_out`` (an excluded folder once, as ``folder/``, its contents unread).
     """
-    included, excluded = _glob_matcher(include), _glob_matcher(exclude)
+    file = rules.file
     seen: set[tuple[int, int]] = set()
     found: list[tuple[tuple[str, ...], str]] = []
     pending: list[tuple[str, tuple[str, ...]]] = [(root, ())]
@@ -70,13 +127,18 @@ def _walk(root: str, include: Sequence[str], exclude: Sequence[str]) -> list[str
         for entry, is_dir in kinds:
             name, relative = entry.name, prefix + entry.name
             if is_dir:
-                if not excluded(name, relative):
+                if not rules.excluded(name, relative):
                     subfolders.append((name, entry.path))
-            elif workspace and name.lower().endswith(".json"):
-                continue
-            elif included(name, relative) and not excluded(name, relative) and _is_file(entry):
+                else:
+                    excluded_out.append(((*parts, name), entry.path + os.sep))
+            elif workspace and name.lower().endswith(".json") and name != WORKSPACE_MARKER:
+                continue  # the experiment's own files (config.json), not answers
+            else:
+                audited = file(name, relative)
+                if audited is None or not _is_file(entry):
+                    continue
                 # entry.path is os.path.join(folder, name), joined in C.
-                found.append(((*parts, name), entry.path))
+                (found if audited else excluded_out).append(((*parts, name), entry.path))
         # Depth first in name order, as os.walk goes: of two links to one folder, the first is walked.
         pending.extend((path, (*parts, name)) for name, path in sorted(subfolders, reverse=True))
     return [path for _, path in sorted(found)]
@@ -97,29 +159,52 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
 
 
 def discover(
-    paths: Sequence[str], include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequence[str] = ()
+    paths: Sequence[str], include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequence[str] = (), *,
+    force_exclude: bool = False,
 ) -> list[str]:
     """Files to audit, in a deterministic order: arguments in the order given, each
     directory walked recursively and sorted; ``-`` is stdin.  A path named twice
-    is audited once.  ``exclude`` adds to :data:`DEFAULT_EXCLUDE`.
+    is audited once.  ``exclude`` adds to :data:`DEFAULT_EXCLUDE` and :data:`ORDINARY_FILES`;
+    named files are kept whatever they match unless ``force_exclude``.
     """
-    exclude = (*DEFAULT_EXCLUDE, *exclude)
+    return survey(paths, include, exclude, force_exclude=force_exclude).paths
+
+
+def survey(
+    paths: Sequence[str], include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequence[str] = (), *,
+    force_exclude: bool = False,
+) -> Discovery:
+    """:func:`discover`, with which files only a walk found and what include/exclude left out."""
+    rules = _Rules(include, (*DEFAULT_EXCLUDE, *exclude))
     out: list[str] = []
+    named: set[str] = set()
+    left_out: list[str] = []
     for raw in paths:
         if raw == STDIN:
             out.append(raw)
-        elif os.path.isdir(raw):
-            out.extend(_walk(raw, include, exclude))
-        elif os.path.exists(raw):
-            out.append(raw)
-        else:
+            named.add(raw)
+            continue
+        is_dir = os.path.isdir(raw)
+        if not is_dir and not os.path.exists(raw):
             raise UsageError(f"no such file or directory: {raw}")
+        if force_exclude and not rules.named(raw, is_dir):
+            left_out.append(raw.rstrip("/" + os.sep) + os.sep if is_dir else raw)
+        elif is_dir:
+            excluded: list[tuple[tuple[str, ...], str]] = []
+            out.extend(_walk(raw, rules, excluded))
+            left_out.extend(path for _, path in sorted(excluded))
+        else:
+            out.append(raw)
+            named.add(path_key(raw))
+    walked = frozenset(path_key(p) for p in out if p != STDIN) - named
     if len(paths) == 1:  # one walk never lists a path twice (each folder once, each name once in it)
-        return out
+        return Discovery(out, walked, left_out)
     unique: dict[str, str] = {}
     for path in out:
         unique.setdefault(path_key(path), path)
-    return list(unique.values())
+    # A file one walk left out but named too is audited, so not reported.
+    left_out = [p for p in dict.fromkeys(left_out) if path_key(p) not in unique]
+    return Discovery(list(unique.values()), walked, left_out)
 
 
 def options_for(

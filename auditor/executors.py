@@ -42,11 +42,12 @@ class Task(NamedTuple):
 
     path: str
     options: AuditOptions
+    walked: bool = False  # found by a folder walk: skipped when it holds no sign of an answer
 
 
 def audit_task(task: Task, rerun: RerunOptions | None = None) -> AuditResult:
     """Audit one file (module-level so that worker processes can run it)."""
-    return audit_path(task.path, task.options, rerun=rerun)
+    return audit_path(task.path, task.options, rerun=rerun, walked=task.walked)
 
 
 # What a pool hands back for a result: the result itself, or what ``finish(result, task.options)`` made of it.
@@ -161,18 +162,16 @@ class AuditPool:
                 yield chunk
 
 
-# How long to wait for a remote scheduler before calling the address wrong.
-CONNECT_TIMEOUT_S = 10
-
-
 class DaskPool:
     """Audit tasks on a dask.distributed cluster.
 
-    ``scheduler`` is a scheduler address (``tcp://host:8786``) or ``local``,
-    which starts a LocalCluster of ``jobs`` single-threaded worker processes
-    for this run. Workers open the transcripts (and, with ``--rerun``, the
-    experiment's files) by path, so a remote cluster needs the same paths on a
-    shared file system; a rerun also needs bubblewrap and torch on the workers.
+    ``scheduler`` is a scheduler address (``tls://host:8786``, with the TLS
+    credentials of dask's configuration, or ``tcp://``) or ``local``, which
+    starts a cluster of ``jobs`` single-threaded worker processes for this run,
+    closed to other local accounts (:mod:`auditor.dask_cluster`). Workers
+    open the transcripts (and, with ``--rerun``, the experiment's files) by
+    path, so a remote cluster needs the same paths on a shared file system; a
+    rerun also needs bubblewrap and torch on the workers.
     Standard input can only be read here, so ``-`` is audited in this process.
     """
 
@@ -191,20 +190,16 @@ class DaskPool:
 
     def __enter__(self) -> Self:
         try:
-            from dask.distributed import Client, LocalCluster
+            from .dask_cluster import connect, start_local_cluster
         except ImportError:
             raise UsageError("--dask needs dask.distributed: pip install 'auditor[dask]'") from None
-        try:
-            if self.scheduler == "local":
-                self._cluster = LocalCluster(
-                    n_workers=self.jobs, threads_per_worker=1, processes=True, dashboard_address=None
-                )
-                self._client = Client(self._cluster)
-            else:
-                self._client = Client(self.scheduler, timeout=CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError) as exc:
-            self.__exit__(None, None, None)
-            raise UsageError(f"cannot reach the dask scheduler at {self.scheduler}: {exc}") from None
+        if self.scheduler == "local":
+            try:
+                self._cluster, self._client = start_local_cluster(self.jobs)
+            except (OSError, TimeoutError) as exc:
+                raise UsageError(f"cannot start the local dask cluster: {exc}") from None
+        else:
+            self._client = connect(self.scheduler)
         remote = [i for i, t in enumerate(self.tasks) if t.path != STDIN]
         rerun = _without_progress(self.rerun)
         # pure=False: the same path audited twice (a rerun) must run twice, not be deduplicated.

@@ -153,13 +153,15 @@ class FileOptions(Options):
         "B assumed for a claimed Monte-Carlo p when the answer states none (default 10,000), "
         "tried beside the usual counts", as_positive_int, metavar="B")
     resamples: int | None = option(
-        "resamples of the auditor's own randomized test above 40 seeds (default 100,000)", as_positive_int,
+        "resamples of the auditor's own randomized test above 30 seeds (default 100,000)", as_positive_int,
         metavar="B")
     fdr: float | None = option("X902 false-discovery rate (default 0.05)", as_probability, group="batch")
     include: tuple[str, ...] | None = option("file globs (default *.txt,*.md,*.json)", as_globs, group="batch",
                                              metavar="GLOBS")
     exclude: tuple[str, ...] | None = option("globs of files or folders to skip", as_globs, group="batch",
                                              metavar="GLOBS")
+    force_exclude: bool | None = option("apply include/exclude to files named on the command line too "
+                                        "(pre-commit)", as_switch, group="batch")
     # Tables: configuration file only.
     thresholds: Thresholds | None = option("[tool.auditor.thresholds]", _thresholds, group=None)
     per_file_ignores: dict[str, tuple[str, ...]] | None = option(

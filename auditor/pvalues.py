@@ -18,10 +18,13 @@ A claim is consistent with the recomputed test when it is
 
   (scipy's two-sided p is twice the smaller one-sided estimate, hence the
   variance p(2 - p)/B.)  B is the count the answer states ("20,000 sign
-  flips"), or else any of the counts agents use (:data:`COMMON_RESAMPLES` and
-  ``--mc-resamples``) for which the printed digits are reachable: a p printed
-  with five significant digits is not a count over 1,000 draws, so only a
-  large B, and its tight interval, remains.
+  flips"); else, when it says its test was randomized, any of the counts
+  agents use (:data:`COMMON_RESAMPLES`); else the counts of 9,999 and up that
+  code uses by default (:data:`DEFAULT_RESAMPLES`, ``--mc-resamples``).  Only
+  counts for which the printed digits are reachable count: a p printed with
+  five significant digits is not a count over 1,000 draws.  A one-digit print
+  fits almost any p under a small B, so a claim only an unstated small count,
+  or only one significant digit, explains is not consistent (:attr:`PAgreement.weak`).
 """
 
 from __future__ import annotations
@@ -34,11 +37,17 @@ from .precision import printed
 from .stats import PBand
 from .strings import plural
 
-# Resample counts agents use when they do not say (numpy loops, scipy's 9,999).
-COMMON_RESAMPLES = (999, 1_000, 2_000, 4_999, 5_000, 9_999, 10_000, 20_000, 50_000, 99_999, 100_000,
-                    200_000, 500_000, 1_000_000)
+# Resample counts assumed when an answer states none: what scipy (9,999) and hand-written code use
+# by default at 9,999 draws and up (and --mc-resamples).  Smaller B reads short prints too freely:
+# 0.002 is 2 hits of 1,000 under the doubled one-sided convention, whatever the exact p.
+DEFAULT_RESAMPLES = (9_999, 10_000, 20_000, 50_000, 100_000, 1_000_000)
+# Every count agents use (numpy loops of 1,000 ...): tried when the answer says its test was randomized,
+# and, when it does not, to tell a claim only an unstated small count explains (a warning at most).
+COMMON_RESAMPLES = (999, 1_000, 2_000, 4_999, 5_000, *DEFAULT_RESAMPLES, 99_999, 200_000, 500_000)
 # The counts in the order they are tried.
 _COMMON_SORTED = tuple(sorted(set(COMMON_RESAMPLES)))
+_DEFAULT_SORTED = tuple(sorted(DEFAULT_RESAMPLES))
+_OTHER_SORTED = tuple(b for b in _COMMON_SORTED if b not in DEFAULT_RESAMPLES)
 # Two-sided miss probability of the binomial interval a Monte-Carlo claim must lie in (99.9%).
 MC_MISS = 0.001
 # Slack, in hits, for float error in claim * B (a 17-digit claim of 295/20000).
@@ -78,6 +87,11 @@ class PAgreement:
     consistent: bool
     how: str  # "exact", "exact, rounded", "Monte-Carlo, B=20000, hits/B", or why not
     resamples: int | None = None
+    # Not consistent, but a Monte-Carlo estimate the answer does not account for would print it: with a
+    # count below DEFAULT_RESAMPLES it neither states nor implies (it does not say its test was
+    # randomized), or only when rounded to one significant digit.  A307 makes such a reading a
+    # warning when it is near the exact p and on its side of alpha.
+    weak: bool = False
 
 
 def _hit_ranges(
@@ -231,21 +245,58 @@ def monte_carlo_agreement(
     *,
     stated_resamples: Iterable[int] = (),
     assumed_resamples: int | None = None,
+    randomized: bool = False,
 ) -> PAgreement:
-    """What :func:`agreement` says of a probability ``claimed`` that :func:`exact_agreement` left undecided."""
+    """What :func:`agreement` says of a probability ``claimed`` that :func:`exact_agreement` left undecided.
+
+    The counts tried: those the answer states; else, when it says its test was randomized
+    (``randomized``), every count agents use; else :data:`DEFAULT_RESAMPLES` and
+    ``assumed_resamples``, and a claim only a smaller count explains is not consistent but
+    flagged ``unstated_small_count``.
+    """
     half_unit = _claim_half_unit(claimed)
     stated = sorted({int(b) for b in stated_resamples if b > 0})
     if stated:
-        candidates = stated
-    elif not assumed_resamples or assumed_resamples in _COMMON_SORTED:
-        candidates = _COMMON_SORTED
+        candidates: Iterable[int] = stated
     else:
-        candidates = sorted((*_COMMON_SORTED, assumed_resamples))
+        assumed = () if not assumed_resamples else (assumed_resamples,)
+        candidates = sorted({*(_COMMON_SORTED if randomized else _DEFAULT_SORTED), *assumed})
+    reading = _monte_carlo_reading(claimed, half_unit, band, candidates)
+    if reading is not None and (stated or randomized or printed(claimed).digits > 1):
+        return reading
+    if reading is not None:
+        # One significant digit spans +-50%: as a rounded estimate it fits nearly any p near it.  An
+        # estimate that is the value itself (0.0003 = 3/10,000) needs no rounding, and stays honest.
+        unrounded = _monte_carlo_reading(claimed, 2 * math.ulp(claimed or 1.0), band, candidates)
+        if unrounded is not None:
+            return unrounded
+        return PAgreement(
+            False,
+            f"a Monte-Carlo estimate (B={reading.resamples:,}) only when rounded to one significant digit, which the "
+            "answer does not say it did",
+            reading.resamples,
+            weak=True,
+        )
+    if not stated and not randomized:
+        small = _monte_carlo_reading(claimed, half_unit, band, _OTHER_SORTED)
+        if small is not None:
+            return PAgreement(
+                False,
+                f"a Monte-Carlo estimate only with an unstated count of {small.resamples:,} resamples (fewer than "
+                f"the {_DEFAULT_SORTED[0]:,} assumed when an answer states none)",
+                small.resamples,
+                weak=True,
+            )
+    where = f"the {plural(len(stated), 'resample count')} the answer states" if stated else "the usual resample counts"
+    return PAgreement(False, f"neither the exact p nor a Monte-Carlo estimate with {where}")
+
+
+def _monte_carlo_reading(claimed: float, half_unit: float, band: PBand, candidates: Iterable[int]) -> PAgreement | None:
+    """The first count and convention whose plausible estimates print as ``claimed``; None when none does."""
     for resamples, convention, hits in _hit_ranges(claimed, half_unit, candidates):
         if _binomial_plausible(hits, resamples, band, convention.tail):
             return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
-    where = f"the {plural(len(stated), 'resample count')} the answer states" if stated else "the usual resample counts"
-    return PAgreement(False, f"neither the exact p nor a Monte-Carlo estimate with {where}")
+    return None
 
 
 def agreement(
@@ -254,17 +305,22 @@ def agreement(
     *,
     stated_resamples: Iterable[int] = (),
     assumed_resamples: int | None = None,
+    randomized: bool = False,
 ) -> PAgreement:
     """Could an honest paired sign-flip test have printed ``claimed``?
 
     ``band`` is the range of true two-sided p the data allow (exact: the float
     near-tie band; randomized: the auditor's own 99.9% interval).
     ``stated_resamples`` are counts the answer names; when there are none,
-    ``assumed_resamples`` and :data:`COMMON_RESAMPLES` are tried.  Callers
+    ``assumed_resamples`` and :data:`DEFAULT_RESAMPLES` are tried (every
+    count of :data:`COMMON_RESAMPLES` when the answer says it resampled,
+    ``randomized``).  Callers
     that find the stated counts in prose ask :func:`exact_agreement` first:
     most claims are the exact p, and need no count.
     """
     exact = exact_agreement(claimed, band)
     if exact is not None:
         return exact
-    return monte_carlo_agreement(claimed, band, stated_resamples=stated_resamples, assumed_resamples=assumed_resamples)
+    return monte_carlo_agreement(
+        claimed, band, stated_resamples=stated_resamples, assumed_resamples=assumed_resamples, randomized=randomized
+    )

@@ -64,6 +64,9 @@ class AuditResult:
     # What the HTML report draws (auditor.extracts.figure_data), kept only with AuditOptions.figure_data.
     # Not in to_dict().
     figures: dict[str, Any] | None = None
+    # SHA-256 (hex) of the transcript's bytes as the audit read them (auditor.audit.audit_path): what
+    # a jsonl line's "resume" member binds it to (auditor.resume).  Not in to_dict(), never compared.
+    transcript_sha256: str | None = field(default=None, compare=False, repr=False)
     # Whether every string this very result holds is known to need no cleaning for display
     # (auditor.formats.safe.known_clean).  Never compared or written; a copy made with other
     # values (dataclasses.replace, the with_* methods) does not keep it.
@@ -89,6 +92,10 @@ class AuditResult:
     def with_seconds(self, seconds: float) -> AuditResult:
         """This result with the seconds its audit took, copied as :meth:`with_findings` copies."""
         return self._copy(seconds=seconds)
+
+    def with_transcript_sha256(self, digest: str | None) -> AuditResult:
+        """This result bound to the digest of the bytes it was audited from, copied as :meth:`with_findings` copies."""
+        return self._copy(transcript_sha256=digest)
 
     def _copy(self, **fields: Any) -> AuditResult:
         copy = object.__new__(type(self))

@@ -20,7 +20,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
-from .atomic import atomic_write
+from .atomic import atomic_write, open_append
 from .baseline import Baseline
 from .batch import cross_check
 from .config import Settings
@@ -29,11 +29,12 @@ from .executors import Finish, Task, make_pool
 from .extracts import compact_cross, shared
 from .findings import Finding, Severity
 from .formats import DETAILED_FAILURES, Run, writer
-from .formats.jsonl import Stream, checked_result_line, resume_from
+from .formats.jsonl import Stream, checked_result_line
 from .formats.safe import known_clean
 from .options import AuditOptions, RerunOptions
 from .paths import key
 from .result import AuditResult, Status
+from .resume import Resumable, baseline_digest, resumable_mode
 from .strings import plural
 
 
@@ -92,20 +93,22 @@ def _load_baseline(args: SessionOptions) -> Baseline | None:
 
 
 @contextmanager
-def _jsonl_stream(args: SessionOptions) -> Iterator[Stream | None]:
-    """A jsonl line writer over stdout or the ``--output`` file (appended to), or None."""
+def _jsonl_stream(args: SessionOptions, resumable: Resumable | None) -> Iterator[Stream | None]:
+    """A jsonl line writer over stdout or the ``--output`` file (appended to, never through a link
+    or into another user's file: :func:`~auditor.atomic.open_append`), or None."""
     if args.format != "jsonl":
         yield None
         return
+    sign = resumable.sign if resumable is not None else None
     if not args.output:
-        yield Stream(sys.stdout)
+        yield Stream(sys.stdout, sign)
         return
     try:
-        handle = open(args.output, "a", encoding="utf-8")
+        handle = open_append(args.output, mode=resumable_mode())
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc}") from None
     with handle:
-        yield Stream(handle)
+        yield Stream(handle, sign)
 
 
 def _audit(
@@ -117,8 +120,9 @@ def _audit(
     on_result: Callable[[Any], AuditResult],
     caught_up: Callable[[], None],
     finish: Finish | None,
+    walked: frozenset[str] = frozenset(),
 ) -> dict[str, AuditResult]:
-    tasks = [Task(p, settings.options_for(p)) for p in paths]
+    tasks = [Task(p, settings.options_for(p), k in walked) for p, k in zip(paths, keys, strict=True)]
     jobs = args.jobs or (1 if rerun is not None else os.cpu_count() or 1)
     out: dict[str, AuditResult] = {}
     try:
@@ -192,6 +196,8 @@ def _kept_after_streaming(result: AuditResult, options: AuditOptions) -> AuditRe
         claimed=None if claimed is None else {k: shared(claimed[k]) for k in ("verdict",) if k in claimed},
         # Compact (interned strings, one array of values): the line holding the dict is written.
         cross=compact_cross(result.cross),
+        # A cross-answer finding is placed in the transcript only if its bytes are still these.
+        transcript_sha256=result.transcript_sha256,
     )
 
 
@@ -200,6 +206,7 @@ class _Streamed(NamedTuple):
 
     line: str  # its jsonl line
     kept: AuditResult  # what the run keeps of it (_kept_after_streaming)
+    sha256: str | None = None  # of the transcript's bytes, which the line's "resume" member binds it to
 
 
 def _ready_to_stream(result: AuditResult, options: AuditOptions) -> AuditResult | _Streamed:
@@ -216,7 +223,7 @@ def _ready_to_stream(result: AuditResult, options: AuditOptions) -> AuditResult 
     # Every string the kept result holds is in the line (its source, findings, verdict, cross facts;
     # the config text is the ASCII JSON of a config the line holds): when the line needed no
     # cleaning, neither does the kept result, and the Run does not read it again.
-    return _Streamed(line, known_clean(kept) if clean else kept)
+    return _Streamed(line, known_clean(kept) if clean else kept, result.transcript_sha256)
 
 
 def _shared_again(kept: AuditResult) -> AuditResult:
@@ -226,6 +233,19 @@ def _shared_again(kept: AuditResult) -> AuditResult:
         return kept
     again = kept.with_claimed({k: shared(v) for k, v in kept.claimed.items()})
     return known_clean(again) if kept.known_clean else again  # equal strings: as clean as they were
+
+
+def _placed(
+    before: Sequence[AuditResult], after: Sequence[AuditResult], path_of: dict[str, str], settings: Settings
+) -> list[AuditResult]:
+    """``after`` with the findings the cross-answer pass added placed at their lines, each transcript
+    read again (the audit keeps no text); one whose bytes changed since its audit keeps them unplaced."""
+    from .audit import place_findings
+
+    return [
+        new if new is old else place_findings(path_of.get(key(new.source), new.source), new, settings.options_for(new.source))
+        for old, new in zip(before, after, strict=True)
+    ]
 
 
 def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:
@@ -238,31 +258,45 @@ def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) 
 
 
 def run_session(
-    paths: Sequence[str], settings: Settings, args: SessionOptions, *, rerun: RerunOptions | None = None
+    paths: Sequence[str], settings: Settings, args: SessionOptions, *, rerun: RerunOptions | None = None,
+    walked: frozenset[str] = frozenset(), excluded: Sequence[str] = (),
 ) -> Run:
-    """Audit ``paths`` as one batch, write every output, and return the final run."""
+    """Audit ``paths`` as one batch, write every output, and return the final run.
+
+    ``walked``: the keys of paths a folder walk found (skipped when they hold no sign of an answer;
+    every other path is audited); ``excluded``: what include/exclude left out, named in the run.
+    """
     if args.format == "html":  # its charts draw each answer's per-seed values and sweeps
         settings = replace(settings, options=replace(settings.options, figure_data=True))
     known = _load_baseline(args)
-    done = resume_from(args.output) if args.resume else {}
+    # jsonl lines are signed for --resume, which counts only the lines this user's auditor wrote
+    # for the same bytes and options (auditor.resume).
+    applied = baseline_digest(known.root, known.fingerprints) if known is not None else None
+    resumable = Resumable(settings.options_for, rerun, applied, walked) if args.format == "jsonl" else None
+    done, untrusted = resumable.resume(args.output, paths) if args.resume and resumable and args.output else ({}, 0)
     # jsonl lines are written as results arrive; unless a baseline is written from every finding,
     # the run keeps only what the cross-answer checks and the summary line need (flat memory).
     slim = args.format == "jsonl" and not args.write_baseline
     if slim:
         done = {k: _kept_after_streaming(r, settings.options_for(r.source)) for k, r in done.items()}
     keys = [key(p) for p in paths]
-    if args.resume and not args.quiet:
+    if args.resume and (not args.quiet or untrusted):
         skipped = sum(1 for k in keys if k in done)
-        print(f"auditor: resuming {args.output}: {plural(skipped, 'transcript')} already audited, "
+        distrusted = f", {plural(untrusted, 'recorded line')} not trusted (re-audited)" if untrusted else ""
+        print(f"auditor: resuming {args.output}: {plural(skipped, 'transcript')} already audited{distrusted}, "
               f"{len(paths) - skipped} to go", file=sys.stderr)
+    elif resumable and resumable.problem and args.output and not args.quiet:
+        print(f"auditor: the jsonl lines are not signed, so --resume will audit them again: {resumable.problem}",
+              file=sys.stderr)
     # Not around a dask client's event loop or sandboxed reruns: both make cyclic garbage, and a
     # transcript takes long enough there that collecting it costs nothing.
     paused = _cycle_collection_paused() if args.dask is None and rerun is None else nullcontext()
-    with _jsonl_stream(args) as stream, paused:
+    with _jsonl_stream(args, resumable) as stream, paused:
 
         def handle(result: AuditResult | _Streamed) -> AuditResult:
             if isinstance(result, _Streamed):
-                stream.write_line(result.line)  # type: ignore[union-attr]  # streamed: a jsonl run
+                # Streamed: a jsonl run.
+                stream.write_line(result.line, result.kept.source, result.sha256)  # type: ignore[union-attr]
                 return _shared_again(result.kept)
             if result.status is Status.SKIPPED:
                 return result
@@ -279,7 +313,7 @@ def run_session(
             finish = _ready_to_stream if slim and known is None else None
             pending = [(p, k) for p, k in zip(paths, keys) if k not in done]
             fresh = _audit([p for p, _ in pending], [k for _, k in pending], settings, args, rerun, handle, flush,
-                           finish)
+                           finish, walked)
         except Interrupted as stop:
             if args.format == "text":  # what was audited before Ctrl-C, as pytest prints it
                 partial = [stop.done[key(p)] for p in paths
@@ -288,7 +322,7 @@ def run_session(
             raise
         everything = [done.get(k) or fresh[k] for k in keys]
         audited = [r for r in everything if r.status is not Status.SKIPPED]
-        skipped = len(everything) - len(audited)
+        skipped = [r.source for r in everything if r.status is Status.SKIPPED]
         results, cross = cross_check(
             audited,
             settings.options_for,
@@ -296,19 +330,30 @@ def run_session(
             alpha=settings.options.alpha,
             keep=known.new_findings if known is not None else (lambda findings, source: findings),
         )
+        results = _placed(audited, results, {k: p for k, p in zip(keys, paths)}, settings)
         # The Run cleans agent text for display; the baseline fingerprints the findings as found.
-        run = Run(tuple(results), cross, config=os.path.abspath(settings.config) if settings.config else None,
-                  skipped=skipped, options=settings.options)
+        run = Run(tuple(results), cross, config=settings.report(),
+                  skipped=len(skipped), options=settings.options, skipped_paths=tuple(skipped),
+                  excluded=tuple(excluded))
         if stream is not None:
             stream.write_summary(run, _late_findings(audited, results))
     if args.write_baseline:
         _write_baseline(results, args)
     if run.skipped and (not args.quiet or not run.results):
         print(f"auditor: {plural(run.skipped, 'file')} without an answer skipped "
-              "(no answer JSON, agent reply or traceback in them)", file=sys.stderr)
+              f"(no JSON, header, claim or traceback in them): {_names(run.skipped_paths)}", file=sys.stderr)
+    if run.excluded and (not args.quiet or not run.results):
+        print(f"auditor: {plural(len(run.excluded), 'path')} excluded by include/exclude (the command line, "
+              f"the config or the defaults), not audited: {_names(run.excluded)}", file=sys.stderr)
     if args.format != "jsonl" and (run.results or args.format != "text"):
         _render(run, args)
     return run
+
+
+def _names(paths: Sequence[str], shown: int = 10) -> str:
+    """The first ``shown`` paths (already cleaned by the Run), and how many more."""
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(paths[:shown]) + more
 
 
 def _write_baseline(results: Sequence[AuditResult], args: SessionOptions) -> None:

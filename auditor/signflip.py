@@ -1,4 +1,4 @@
-"""The paired sign-flip permutation test of mean(d) = 0: exact for n <= 40, randomized above.
+"""The paired sign-flip permutation test of mean(d) = 0: exact up to `exact_max_n` seeds, randomized above.
 
 The exact test enumerates all 2^n sign patterns by meet-in-the-middle: the sums
 of each half, matched by binary search, never all 2^n at once.  Ties between
@@ -11,7 +11,8 @@ Pure functions over sequences of floats (a tuple, a list, a numpy array), no I/O
 An answer of up to 16 seeds is tested on Python floats alone; numpy is imported
 only for the larger halves of the exact test and for the randomized test above
 the exact limit.
-How far sums may drift and when they are exact is :mod:`auditor.signflip_ties`.
+How far sums may drift and when they are exact is :mod:`auditor.signflip_ties`;
+the randomized test is :mod:`auditor.signflip_randomized`.
 :mod:`auditor.stats` re-exports what the rest of the auditor uses.
 """
 
@@ -39,13 +40,6 @@ if TYPE_CHECKING:
 # Ties between signed sums are decided with a tolerance scaled to the float
 # noise of the arithmetic (see :func:`tie_tolerance`), never to a fixed
 # fraction of sum|d|: one diverged seed must not merge the others' sums.
-# Randomized test above the exact limit: a two-sided 99.9% Clopper-Pearson
-# interval of its estimate is the range of true p it supports.
-RANDOMIZED_CONFIDENCE = 0.999
-# Upper bound on sign draws (resamples x n) of the randomized test: keeps the
-# cost bounded for any n (100,000 seeds still finishes in well under a second).
-RANDOMIZED_MAX_CELLS = 50_000_000
-RANDOMIZED_MIN_RESAMPLES = 1_000
 # Exact enumeration by meet-in-the-middle: two halves of 2^(n/2) sums each
 # (8 MiB apiece at n = 40), counted with a binary search.
 EXACT_MAX_N_CAP = 40
@@ -265,64 +259,6 @@ def _float32_tolerance(scale: TieScale, exact_inputs: bool, exactness: SumExactn
     return tol32 if tol32 <= 0.5 * min(map(abs, nonzero)) else None
 
 
-def _clopper_pearson(hits: int, trials: int, confidence: float) -> PBand:
-    """Exact binomial confidence interval of a proportion hits/trials."""
-    from scipy.special import betaincinv
-
-    tail = (1 - confidence) / 2
-    low = 0.0 if hits == 0 else float(betaincinv(hits, trials - hits + 1, tail))
-    high = 1.0 if hits == trials else float(betaincinv(hits + 1, trials - hits, 1 - tail))
-    return PBand(low, high)
-
-
-def _randomized_sign_flip(
-    values: list[float], base_values: list[float] | None, idea_values: list[float] | None, resamples: int, seed: int
-) -> SignFlipResult:
-    """Monte-Carlo sign-flip test of the n differences ``values``, with bounded cost.
-
-    The number of resamples is capped so that resamples * n stays under
-    ``RANDOMIZED_MAX_CELLS``.  p = (hits + 1) / (B + 1), counting the observed
-    pattern, so an estimate is never zero.
-    """
-    import numpy as np  # only above the exact limit, where the draws are vectorised
-
-    d = np.array(values)
-    n = d.size
-    budget = max(RANDOMIZED_MIN_RESAMPLES, RANDOMIZED_MAX_CELLS // max(n, 1))
-    resamples = max(1, min(resamples, budget))
-    rng = np.random.default_rng(seed)
-    tol = tie_tolerance(values, base_values, idea_values, U64)
-    observed_sum = float(d.sum())
-    size = abs(observed_sum)
-    chunk = max(1, min(resamples, 4_000_000 // max(n, 1)))
-    hits_two = hits_one = strict_two = strict_one = 0
-    done = 0
-    while done < resamples:
-        k = min(chunk, resamples - done)
-        # A set bit keeps the sign, a clear bit flips it: sum(s*d) = 2*(bits@d) - sum(d).
-        bits = np.unpackbits(rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8), axis=1, count=n)
-        sums = 2.0 * (bits.astype(np.float64) @ d) - observed_sum
-        oriented = sums if observed_sum >= 0 else -sums  # the observed direction is positive
-        hits_two += int(np.count_nonzero(np.abs(sums) >= size - tol))
-        hits_one += int(np.count_nonzero(oriented >= size - tol))
-        strict_two += int(np.count_nonzero(np.abs(sums) > size + tol))
-        strict_one += int(np.count_nonzero(oriented > size + tol))
-        done += k
-    low2 = _clopper_pearson(strict_two, resamples, RANDOMIZED_CONFIDENCE).low
-    high2 = _clopper_pearson(hits_two, resamples, RANDOMIZED_CONFIDENCE).high
-    low1 = _clopper_pearson(strict_one, resamples, RANDOMIZED_CONFIDENCE).low
-    high1 = _clopper_pearson(hits_one, resamples, RANDOMIZED_CONFIDENCE).high
-    return SignFlipResult(
-        (hits_two + 1) / (resamples + 1),
-        (hits_one + 1) / (resamples + 1),
-        "randomized",
-        resamples,
-        PBand(low2, high2),
-        PBand(low1, high1),
-        int(np.count_nonzero(d)),
-    )
-
-
 def sign_flip_test(
     d: Iterable[float],
     *,
@@ -376,8 +312,10 @@ def sign_flip_on_floats(
         return _exact_sign_flip(values, base_values, idea_values, bands, sums)
     import numpy as np  # the randomized test's draws are vectorised
 
+    from .signflip_randomized import randomized_sign_flip
+
     with np.errstate(over="ignore", invalid="ignore"):  # huge sums overflow quietly, as in the exact test
-        return _randomized_sign_flip(values, base_values, idea_values, resamples, seed)
+        return randomized_sign_flip(values, base_values, idea_values, resamples, seed)
 
 
 # Leave-one-out p-values share one split of the seeds into halves of Python floats
@@ -418,6 +356,36 @@ def leave_one_out_within_twice_p(d: Iterable[float], *, exact_max_n: int = EXACT
     """
     values = as_floats(d)
     return len(values) >= 2 and _leave_one_out_shares_halves(values, exact_max_n)
+
+
+# A leave-one-out count compares two computed sums (the others' and their total), each
+# within one tie tolerance of its real value, and is mapped to a count of all n that again
+# compares two computed sums: its own tolerance and four more cover every rounding.
+LEAVE_ONE_OUT_BOUND_TOLERANCES = 5
+
+
+def leave_one_out_p_bound(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N_CAP) -> float:
+    """An upper bound on every :func:`leave_one_out_p_values` of the n >= 2 differences ``d``, from one count.
+
+    :func:`leave_one_out_within_twice_p`'s argument on real numbers, where no sum is exact:
+    each leave-one-out p counts the others' patterns whose computed sum comes within its
+    tolerance (at most ``tol``, the tie tolerance of all n) of their computed total; every
+    computed sum is within ``tol`` of its real value, so in reals the pattern reaches the total
+    less ``tol`` + 2 ``tol``, and with the seed's own sign a pattern of all n reaches the full
+    total less as much, which computed comes within 5 ``tol`` of it.  So each leave-one-out p
+    is at most twice the two-sided p of all n counted with that tolerance.  1.0 (no bound)
+    when the leave-one-out tests would not be exact.
+    """
+    values = as_floats(d)
+    n = len(values)
+    if n < 2 or n - 1 > min(exact_max_n, EXACT_MAX_N_CAP):
+        return 1.0
+    tol = LEAVE_ONE_OUT_BOUND_TOLERANCES * tie_tolerance(values, None, None, U64)
+    size = abs(float64_sum(values))
+    if size - tol <= 0:
+        return 1.0  # every pattern ties: p = 1 and twice it bounds nothing
+    counter = _MeetInTheMiddle(values)
+    return min(1.0, 4 * counter.at_least(size - tol) / counter.n_patterns)
 
 
 def _leave_one_out_shares_halves(values: list[float], exact_max_n: int) -> bool:

@@ -13,7 +13,7 @@ arithmetic rules check against:
   (``d_i < 0`` when lower is better).
 * Reported ``std`` is the population std (``ddof=0``); ``ddof=1`` is accepted too.
 * ``p_value`` is a two-sided paired sign-flip permutation test on ``mean(d)``,
-  exact (meet-in-the-middle over all 2^n patterns) for n <= 40
+  exact (meet-in-the-middle over all 2^n patterns) for n <= 30 (the default exact_max_n; at most 40)
   (:mod:`auditor.signflip`).  Seed 000
   claims 0.01475 = 295/20000, a Monte-Carlo estimate from 20,000 resamples of
   the exact 4/256 = 0.015625; :mod:`auditor.pvalues` decides which claimed
@@ -44,11 +44,9 @@ from .signflip import (
     EXACT_MAX_N_CAP,
     LEAVE_ONE_OUT_SHARED_MAX_N,
     LIST_HALF_MAX_N,
-    RANDOMIZED_CONFIDENCE,
-    RANDOMIZED_MAX_CELLS,
-    RANDOMIZED_MIN_RESAMPLES,
     PBand,
     SignFlipResult,
+    leave_one_out_p_bound,
     leave_one_out_p_values,
     leave_one_out_within_twice_p,
     min_two_sided_p,
@@ -57,9 +55,10 @@ from .signflip import (
     sums_are_exact,
     tie_tolerance,
 )
+from .signflip_randomized import RANDOMIZED_CONFIDENCE, RANDOMIZED_MAX_CELLS, RANDOMIZED_MIN_RESAMPLES
 from .verdicts import Verdict
 
-__all__ = [  # the sign-flip test lives in auditor.signflip; these names stay importable from here
+__all__ = [  # the sign-flip test lives in auditor.signflip(_randomized); these names stay importable from here
     "EXACT_MAX_N_CAP",
     "LEAVE_ONE_OUT_SHARED_MAX_N",
     "LIST_HALF_MAX_N",
@@ -77,6 +76,7 @@ __all__ = [  # the sign-flip test lives in auditor.signflip; these names stay im
     "SignFlipResult",
     "count_wins",
     "decide_verdict",
+    "leave_one_out_p_bound",
     "leave_one_out_p_values",
     "leave_one_out_within_twice_p",
     "mde_halfwidth",

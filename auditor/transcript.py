@@ -294,14 +294,15 @@ def _failure_potential(keys: KeyIndex, start: int, stop: int) -> int:
 
 # -- ordinary files -------------------------------------------------------------------------
 #
-# A repository of answers also holds READMEs, requirements.txt, package.json.  A
-# text file is audited only when something in it is an agent's answer, complete
-# or not: a JSON member with an answer key (even in a truncated object), an
-# agent's statistical claim in prose (a p-value with a number, or a win count
-# such as "7/8 wins"), or a Python traceback (an agent that crashed).  Everything
-# else is an ordinary file: skipped and counted, never a P101 failure.  When in
-# doubt a file is audited: a README quoting "p = 0.05" fails P101 rather than an
-# agent's prose-only claim passing unseen.
+# A folder of answers may also hold ordinary files (data, notes).  A file found by a
+# folder walk is skipped, and counted, only when it holds no answer signal at all;
+# a file named on the command line is always audited (auditor.audit).  A signal is
+# anything an agent's answer, complete or broken, shows: a JSON object's "{" or a
+# ``` fence (however garbled what follows), a quoted answer key, a transcript header
+# (a first line that is a label ending in ":", such as "Answer:"), a statistical
+# claim in prose (a p-value with a number, a win count such as "7/8 wins") or a
+# Python traceback.  A file with a signal but no decodable answer fails P1xx: an
+# agent controls its answer's bytes, so broken must never read as absent.
 
 _ANSWER_MEMBER = re.compile(
     r'"(?:bench_report|worked|verdict|system_verdict|practical_verdict|metrics|comparison|per_seed|how_to_run)"\s*:')
@@ -309,13 +310,25 @@ _P_VALUE_CLAIM = re.compile(r"\bp(?:[- ]?value)?\s*(?:=|<|≤|<=|of)\s*0?\.\d", 
 _WIN_COUNT = re.compile(r"\b\d+\s*(?:/|of|out of)\s*\d+\s*(?:paired\s+)?(?:seeds?\s+)?wins?\b|\bwins?\s+\d+\s*(?:/|of)\s*\d+",
                         re.IGNORECASE)
 _TRACEBACK = "Traceback (most recent call last)"
+# A header is one short line; longer first lines are not read as one.
+_HEADER_CHARS = 1000
 
 
 def holds_an_answer(text: str) -> bool:
-    """Whether ``text`` is (or tries to be) an agent's answer, rather than an ordinary file."""
-    if _ANSWER_MEMBER.search(text) or _TRACEBACK in text:
+    """Whether ``text`` shows any sign of an agent's answer (:data:`_ANSWER_MEMBER` and the rest),
+    complete or not; False only for a file no answer could be in (a folder walk skips it)."""
+    if "{" in text or "```" in text or _TRACEBACK in text or _ANSWER_MEMBER.search(text):
+        return True
+    if _starts_with_a_label(text):
         return True
     return bool(_P_VALUE_CLAIM.search(text) or _WIN_COUNT.search(text))
+
+
+def _starts_with_a_label(text: str) -> bool:
+    """Whether the first line with text on it ends in ":" ("Ответ агента:", "bench_report.json:"),
+    the way a stored transcript's header opens; string methods, so a long line costs one pass."""
+    first = text.lstrip()[:_HEADER_CHARS].split("\n", 1)[0].rstrip()
+    return first.endswith(":")
 
 
 @dataclass(frozen=True)

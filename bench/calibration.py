@@ -71,6 +71,7 @@ CATEGORIES: tuple[tuple[str, float], ...] = (
     ("mc5000", 1.0),
     ("mc20000", 1.0),
     ("mc_strong", 1.0),
+    ("mc_small_unstated", 1.0),
     ("scipy_perm", 1.0),
     ("p_2dec", 1.0),
     ("float32_acc", 1.0),
@@ -82,11 +83,18 @@ CATEGORIES: tuple[tuple[str, float], ...] = (
 )
 CATEGORY_NAMES = tuple(c for c, _ in CATEGORIES)
 MC_RESAMPLES = {"mc1000": 1000, "mc2000": 2000, "mc5000": 5000, "mc20000": 20000}
+# Below the 9,999 draws an auditor assumes unstated, an honest agent says how many it drew; the
+# "mc_small_unstated" agent does not, and prints an estimate within 2x of the exact p, on its side of alpha.
+STATED_BELOW = 9_999
+SMALL_COUNTS = (1000, 2000, 5000)
 P_FACTORS = (1.5, 2.0, 5.0, 10.0)
 P_KINDS = tuple(
     f"p_{op}{f:g}_{mode}" for op in ("x", "div") for f in P_FACTORS for mode in ("follows", "kept")
 )
-DISHONEST_KINDS = P_KINDS + ("verdict_flipped", "wins_plus1", "wins_minus1")
+# A p off by at least 2x, printed with one significant digit (prose following), at n <= 13.
+SHORT_MAX_N = 13
+SHORT_FACTORS = (2.0, 3.0, 5.0, 10.0, 1 / 2, 1 / 3, 1 / 5, 1 / 10)
+DISHONEST_KINDS = P_KINDS + ("p_short", "verdict_flipped", "wins_plus1", "wins_minus1")
 
 MODELS = ("mlp_tiny", "mlp_small", "resnet_mini", "gru_small")
 IDEAS = (
@@ -222,6 +230,7 @@ class Report:
     mech_observed: float
     mech_confirmed: bool
     confidence: int
+    protocol_extra: str = ""  # a sentence added to protocol_note (how the p was computed)
 
 
 @dataclass
@@ -316,7 +325,7 @@ def render(r: Report) -> str:
         "idea_sweep": [{"cfg": _cfg(lr, r.epochs), "mean": m} for lr, m in zip(LR_GRID, r.idea_sweep)],
         "protocol_note": (
             f"{n} paired seeds; baseline and idea swept over the same learning-rate grid; "
-            "optimizer and architecture otherwise identical."
+            "optimizer and architecture otherwise identical." + (" " + r.protocol_extra if r.protocol_extra else "")
         ),
     }
     answer = {
@@ -351,6 +360,8 @@ def _draw_n(rng: np.random.Generator, category: str) -> int:
         return int(rng.integers(3, 21))
     u = rng.random()
     lo = 3 if category.startswith("mc") or category == "scipy_perm" else 2
+    if category == "mc_small_unstated":  # an estimate within 2x needs a p well above 1/B
+        return int(rng.integers(lo, 11))
     if u < 0.10:
         return int(rng.integers(lo, 6))
     if u < 0.45:
@@ -476,13 +487,18 @@ def _honest(category: str, rng: np.random.Generator, case_seed: int) -> _Honest:
 
     # --- the p the agent prints, and the p its verdict is decided from ---
     p_decide = p_exact
-    if category in MC_RESAMPLES or category == "mc_strong":
-        resamples = MC_RESAMPLES.get(category) or int(rng.choice((1000, 2000, 5000)))
+    protocol_extra = ""
+    if category in MC_RESAMPLES or category in ("mc_strong", "mc_small_unstated"):
+        resamples = MC_RESAMPLES.get(category) or int(rng.choice(SMALL_COUNTS))
         plus_one = True if category == "mc_strong" else bool(rng.random() < 0.5)
         hits = mc_hits(d_int, resamples, np.random.default_rng(case_seed))
         p_claim = (hits + 1) / (resamples + 1) if plus_one else hits / resamples
         p_decide = p_claim
         meta.update(resamples=resamples, hits=hits, convention="(hits+1)/(B+1)" if plus_one else "hits/B")
+        if category == "mc_small_unstated":
+            meta["near"] = p_exact / 2 < p_claim < 2 * p_exact and (p_claim < ALPHA) == (p_exact < ALPHA)
+        elif resamples < STATED_BELOW:
+            protocol_extra = f"The p-value is a Monte-Carlo estimate from {resamples:,} random sign flips."
     elif category == "scipy_perm":
         from scipy.stats import permutation_test
 
@@ -569,6 +585,7 @@ def _honest(category: str, rng: np.random.Generator, case_seed: int) -> _Honest:
         mech_observed=float(target * rng.uniform(0.75, 1.3)),
         mech_confirmed=category != "identical",
         confidence=int(rng.integers(3, 10)),
+        protocol_extra=protocol_extra,
     )
     meta["p_decide"] = p_decide
     return _Honest(report, p_exact, d_int, direction_sign, meta)
@@ -588,12 +605,17 @@ def _print_p(category: str, p: float) -> float:
     return float(p)
 
 
+def _short_rng(name: str) -> np.random.Generator:
+    """A generator of its own for each source, so that adding a kind leaves the others' draws alone."""
+    return np.random.default_rng(int.from_bytes(name.encode()[:8].ljust(8, b"\0"), "little"))
+
+
 def _dishonest(kind: str, src: Case, src_h: _Honest) -> Case | None:
     """The dishonest ``kind`` of an honest case, or None when it does not apply to it."""
     r = src_h.report
     lower = r.direction == LOWER
     fake_p = factor = crosses = None
-    if kind.startswith("p_"):
+    if kind in P_KINDS:
         body, mode = kind[2:].rsplit("_", 1)
         op = "x" if body.startswith("x") else "div"
         factor = float(body[len(op):])
@@ -603,6 +625,16 @@ def _dishonest(kind: str, src: Case, src_h: _Honest) -> Case | None:
             return None  # clipped at 1 or lost in the printing: not a fake
         verdict = decide(fake_p, src_h.direction_sign, lower) if mode == "follows" else r.verdict
         new = replace(r, p=fake_p, verdict=verdict)
+        crosses = (src_h.exact_p < ALPHA) != (fake_p < ALPHA)
+    elif kind == "p_short":
+        if r.n > SHORT_MAX_N:
+            return None
+        factor = SHORT_FACTORS[int(_short_rng(src.name).integers(len(SHORT_FACTORS)))]
+        fake_p = sig(src_h.exact_p * factor, 1)
+        ratio = fake_p / src_h.exact_p
+        if not 0 < fake_p < 1 or fake_p == r.p or 0.5 < ratio < 2:
+            return None  # not a probability, not a change, or printed back within 2x
+        new = replace(r, p=fake_p, verdict=decide(fake_p, src_h.direction_sign, lower))
         crosses = (src_h.exact_p < ALPHA) != (fake_p < ALPHA)
     elif kind == "verdict_flipped":
         if r.verdict != NONE:
@@ -655,8 +687,10 @@ def _allocate(total: int, weights: list[float]) -> list[int]:
     return [int(c) for c in counts]
 
 
-def generate(n_answers: int = 3000, seed: int = 0, n_dishonest: int | None = None) -> list[Case]:
-    """``n_answers`` honest answers over CATEGORIES and ``n_dishonest`` (default: as many) fakes."""
+def generate(
+    n_answers: int = 3000, seed: int = 0, n_dishonest: int | None = None, kinds: tuple[str, ...] = DISHONEST_KINDS
+) -> list[Case]:
+    """``n_answers`` honest answers over CATEGORIES and ``n_dishonest`` (default: as many) fakes of ``kinds``."""
     n_dishonest = n_answers if n_dishonest is None else n_dishonest
     rng = np.random.default_rng(seed)
     cases: list[Case] = []
@@ -665,6 +699,8 @@ def generate(n_answers: int = 3000, seed: int = 0, n_dishonest: int | None = Non
     order = [c for (c, _), k in zip(CATEGORIES, counts) for _ in range(k)]
     for idx, category in enumerate(order):
         h = _honest(category, rng, case_seed=int(rng.integers(2**63)))
+        while category == "mc_small_unstated" and not h.meta["near"]:  # the category's agents print near p
+            h = _honest(category, rng, case_seed=int(rng.integers(2**63)))
         r = h.report
         case = Case(
             name=f"{idx:05d}__{category}__honest.txt",
@@ -686,9 +722,9 @@ def generate(n_answers: int = 3000, seed: int = 0, n_dishonest: int | None = Non
     sources = [(c, h) for c, h in honest if c.category != "identical"]
     if not sources:
         return cases
-    kind_counts = _allocate(n_dishonest, [1.0] * len(DISHONEST_KINDS))
+    kind_counts = _allocate(n_dishonest, [1.0] * len(kinds))
     idx = len(cases)
-    for kind, k in zip(DISHONEST_KINDS, kind_counts):
+    for kind, k in zip(kinds, kind_counts):
         made = 0
         tries = 0
         while made < k and tries < 200 * k:
@@ -815,7 +851,7 @@ def verify_honest(case: Case) -> list[str]:
         need(abs(est - p_true) <= 5 * math.sqrt(max(p_true * (1 - p_true), 1e-12) / 40000) + 1e-4, "exact p vs MC")
     need(p_true == case.exact_p, "exact p (brute force vs meet in the middle)")
     p = c["p_value"]
-    if cat in MC_RESAMPLES or cat == "mc_strong":
+    if cat in MC_RESAMPLES or cat in ("mc_strong", "mc_small_unstated"):
         bb = case.meta["resamples"]
         need(abs(p - p_true) <= 4.5 * math.sqrt(p_true * (1 - p_true) / bb) + 2 / bb, "MC p within 4.5 sigma")
         basis = p
@@ -983,6 +1019,8 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
     flipped = by_kind.get("verdict_flipped", [])
     wins_cases = by_kind.get("wins_plus1", []) + by_kind.get("wins_minus1", [])
     off2 = [c for c in p_cases if c.factor is not None and c.factor >= 2 and 1e-3 <= c.exact_p < 0.5]
+    short = by_kind.get("p_short", [])
+    crossing += [c for c in short if c.crosses_alpha]
     identical = by_cat.get("identical", [])
     n_cross = sum(map(caught, crossing))
     # A fake p that an honest Monte-Carlo test could also print is borderline by design (issue 8,
@@ -991,6 +1029,7 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
     n_flip = sum(map(caught, flipped))
     n_wins = sum(map(caught, wins_cases))
     n_off2 = sum(map(caught, off2))
+    n_short = sum(map(caught, short))
     n_ident = sum(1 for c in identical if "D501" in outcomes[c.name].rules("error"))
 
     def strict(cs: list[Case]) -> str:
@@ -1014,12 +1053,16 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
          _pass(n_wins == len(wins_cases)), strict(wins_cases)],
         ["p off by >= 2x, exact p in [1e-3, 0.5), caught", f"{n_off2}/{len(off2)} ({_pct(n_off2, len(off2))})",
          ">= 95%", _pass(n_off2 >= 0.95 * len(off2)), strict(off2)],
+        [f"p off by >= 2x printed with one significant digit, n <= {SHORT_MAX_N}, caught",
+         f"{n_short}/{len(short)} ({_pct(n_short, len(short))})", ">= 95%", _pass(n_short >= 0.95 * len(short)),
+         strict(short)],
     ]
     misses = {
         "crossing": [c for c in crossing if not caught(c)],
         "flipped": [c for c in flipped if not caught(c)],
         "wins": [c for c in wins_cases if not caught(c)],
         "off2": [c for c in off2 if not caught(c)],
+        "short": [c for c in short if not caught(c)],
     }
     return {"honest": honest_rows, "kinds": kind_rows, "targets": targets, "misses": misses, "missing": missing}
 

@@ -14,6 +14,8 @@ Machines differ, so each target is read as a ratio to something measured here, n
   under 4 s), beside reading and decoding the same files in one process (the best of three runs each);
 * exact test: ``auditor.stats.sign_flip_test`` against ``scipy.stats.permutation_test`` (exact,
   paired) at n = 8 (target >= 20x), and alone at n = 40 (target < 0.5 s);
+* many seeds: warm in-process audits of answers of 41 to 1,000 seeds (the randomized test), the
+  slowest against an 8-seed answer's audit, both from the same generator (target < 20x);
 * memory: peak RSS of one batch of 100,000 transcripts (target < 400 MB), beside a batch of 1,000.
 
 Transcripts are generated from the fixtures into a temporary folder (:mod:`corpus`).  Times are
@@ -41,6 +43,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
 from corpus import write_corpus
 
 ANSWERS = sorted((ROOT / "fixtures" / "answers").glob("*.txt"))
@@ -218,6 +221,45 @@ def exact_test() -> list[Row]:
     ]
 
 
+def seeded_answer(n: int, seed: int) -> bytes:
+    """A consistent answer of n paired seeds (fixture seed 000 rewritten), printed to 4 decimals."""
+    from consistent import HEADER, load_seed, rewrite_statistics
+
+    rng = np.random.default_rng(seed)
+    baseline = np.round(rng.normal(10.0, 1.0, n), 4)
+    idea = np.round(baseline - 0.1 + rng.normal(0.0, 0.4, n), 4)
+    answer = rewrite_statistics(load_seed("000"), baseline=baseline.tolist(), idea=idea.tolist())
+    return (HEADER + json.dumps(answer, ensure_ascii=False, indent=1) + "\n").encode()
+
+
+def many_seeds(sizes: tuple[int, ...] = (41, 200, 1_000)) -> Row:
+    """The slowest warm audit of an answer above the exact limit, against an 8-seed answer's; audits
+    alternate in rounds (as for the warm row) and each size's best round counts."""
+    from auditor.audit import audit_bytes
+    from auditor.options import AuditOptions
+
+    options = AuditOptions()
+    texts = {n: seeded_answer(n, seed=n) for n in (8, *sizes)}
+    for text in texts.values():
+        audit_bytes(text, "warm-up", options)
+    best = dict.fromkeys(texts, float("inf"))
+    for _ in range(7):
+        for n, text in texts.items():
+            calls = 20 if n == 8 else 2
+            best[n] = min(best[n], best_per_call(lambda text=text: audit_bytes(text, "x", options), calls, rounds=1))
+    worst = max(sizes, key=best.get)
+    ratio = best[worst] / best[8]
+    others = ", ".join(f"{n}: {best[n] * 1e3:.1f}" for n in sizes if n != worst)
+    return Row(
+        f"warm audit, {sizes[0]:,} to {sizes[-1]:,} seeds",
+        f"{best[worst] * 1e3:.1f} ms at {worst:,} seeds ({others} ms)",
+        f"8-seed answer: {best[8] * 1e3:.2f} ms",
+        ratio,
+        "< 20x the 8-seed audit",
+        ratio < 20,
+    )
+
+
 def memory(root: Path, count: int, jobs: int) -> Row:
     small, large = root / "memory_small", root / "memory_large"
     write_corpus(small, 1_000, seed=1)
@@ -275,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
 
     report(warm_audit())
     report(exact_test())
+    report(many_seeds())
     report(cold_start())
     folder = root / "batch"
     paths = write_corpus(folder, args.transcripts)

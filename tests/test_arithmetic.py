@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from auditor.findings import Severity
+
 from conftest import seed_answer
 from rule_context import run_rule
 
@@ -238,6 +240,14 @@ def test_a307_says_when_the_one_sided_p_was_reported() -> None:
     assert "is the one-sided sign-flip p (0.0078125)" in f.message
 
 
+def test_a307_names_no_method_the_claim_does_not_match_within_printing() -> None:
+    """Issue 31 item 7: 0.001 is no reading of the one-sided p 0.0078125, even as a Monte-Carlo estimate."""
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = 0.001
+    [f] = run_rule("A307", answer)
+    assert "one-sided" not in f.message and "neither the exact p nor" in f.message
+
+
 def test_a307_names_the_paired_t_test() -> None:
     import numpy as np
     from scipy import stats as scipy_stats
@@ -381,3 +391,65 @@ def test_a311_higher_is_better_and_ties() -> None:
         report[arm]["sweep"][0]["mean"] = report[arm]["sweep"][2]["mean"] = 50.0
         report[arm]["best_cfg"]["lr"] = 0.006  # tied with lr=0.001
     assert run_rule("A311", answer) == []
+
+
+# --- A307: short prints and unstated small counts (issue 31 item 1) ---------------------
+
+
+def _with_p(p: float, prose: str | None = None) -> dict:
+    answer = seed_answer()
+    _comparison(answer)["p_value"] = p
+    for key in ("verdict",):
+        answer[key] = answer[key].replace("p=0.01475", f"p={p}")
+    answer["metrics"]["paired_comparison"] = answer["metrics"]["paired_comparison"].replace("0.01475", str(p))
+    if prose:
+        answer["bench_report"]["protocol_note"] += " " + prose
+    return answer
+
+
+@pytest.mark.parametrize("claimed", [0.002, 0.004, 0.005, 0.008, 0.01])
+def test_a307_short_printed_lies_fail(claimed: float) -> None:
+    """With the data of seed 000 (exact p 0.015625), a one-digit p matched by the prose is an error."""
+    [f] = run_rule("A307", _with_p(claimed))
+    assert f.severity is Severity.ERROR
+
+
+def test_a307_seed_000s_estimate_stays_accepted() -> None:
+    assert run_rule("A307", _with_p(0.01475)) == []
+
+
+def test_a307_an_unstated_small_count_near_the_exact_p_is_a_warning() -> None:
+    [f] = run_rule("A307", _with_p(0.03))  # 2x off at most, same side of alpha as 0.015625
+    assert f.severity is Severity.WARNING and "unstated count" in f.message
+
+
+@pytest.mark.parametrize("prose", ["The p-value uses 1,000 random sign flips.", "p from a Monte-Carlo sign-flip test."])
+def test_a307_a_stated_count_or_randomization_is_used(prose: str) -> None:
+    assert run_rule("A307", _with_p(0.03, prose)) == []
+
+
+def test_a307_a_paired_permutation_test_is_not_said_to_be_randomized() -> None:
+    """The bench names its exact test a paired permutation test: that word states no random draws."""
+    [f] = run_rule("A307", _with_p(0.03, "The paired permutation test compares the arms."))
+    assert f.severity is Severity.WARNING
+
+
+def _five_seeds() -> dict:
+    """Seed 000 cut to its 5 seeds whose differences all favour the idea: exact p = 2/32 = 0.0625."""
+    answer = seed_answer()
+    report, keep = answer["bench_report"], [0, 1, 2, 3, 5]
+    for arm in (report["baseline"]["full"], report["idea"]):
+        arm["per_seed"] = [arm["per_seed"][k] for k in keep]
+    c = report["comparison"]
+    c.update(per_seed_diffs=[c["per_seed_diffs"][k] for k in keep], n_pairs=5, idea_wins=5)
+    report["n_seeds"] = 5
+    return answer
+
+
+def test_a_significant_verdict_on_a_short_printed_p_is_an_error() -> None:
+    """Exact p 0.0625; a claimed 0.04 beside "significant" is no borderline case."""
+    answer = _five_seeds()
+    _comparison(answer).update(p_value=0.04, verdict="idea better (significant)")
+    [a307] = run_rule("A307", answer)
+    [v401] = run_rule("V401", answer)
+    assert a307.severity is Severity.ERROR and v401.severity is Severity.ERROR

@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 
 from auditor.batch import cross_check
 from auditor.cli import main
-from auditor.discovery import discover, options_for
+from auditor.discovery import discover, options_for, survey
 from auditor.errors import UsageError
 from auditor.executors import AuditPool, Task
 from auditor.extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
 from auditor.formats.jsonl import resume_from
 from auditor.options import AuditOptions
+from auditor.paths import key
 from auditor.rules.cross import benjamini_hochberg, cross_findings
 
 from conftest import FIXTURES, SEED_000, SEED_001, codes, audit_tasks
@@ -61,6 +62,51 @@ def test_include_and_exclude_globs(tmp_path) -> None:
     assert [Path(p).relative_to(tmp_path).as_posix() for p in found] == ["d.log", "keep/a.txt"]
 
 
+def test_default_excludes_name_a_repositorys_ordinary_files_whatever_their_case(tmp_path) -> None:
+    ordinary = ("README.md", "readme.txt", "CHANGELOG.md", "LICENSE.txt", "NOTES.md", "Contributing.md",
+                "requirements-dev.txt", "package.json", "package-lock.json", ".pre-commit-config.yaml")
+    for name in (*ordinary, "answer.txt", "notes/a.txt", "readme_answer_copy/b.md", "pyproject.toml", "x.py"):
+        _touch(tmp_path / name)
+    walk = survey([str(tmp_path)])
+    # A folder named like an ordinary file (notes/) is still walked; only files are matched by those names.
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in walk.paths] == [
+        "answer.txt", "notes/a.txt", "readme_answer_copy/b.md"]
+    # Left out and named: what a run would otherwise audit (.txt/.md/.json), not .py, .yaml or .toml files.
+    left_out = {Path(p).relative_to(tmp_path).as_posix() for p in walk.excluded}
+    assert left_out == set(ordinary) - {".pre-commit-config.yaml"}
+    # A hidden folder once, its contents unread.
+    _touch(tmp_path / ".hidden" / "answer.txt")
+    assert str(tmp_path / ".hidden") + os.sep in survey([str(tmp_path)]).excluded
+
+
+def test_include_and_exclude_report_what_they_leave_out(tmp_path) -> None:
+    for name in ("keep/a.txt", "drafts/b.txt", "drafts/deep/c.txt", "fabricated/answer.txt", "c.md", "d.log"):
+        _touch(tmp_path / name)
+    walk = survey([str(tmp_path)], include=["*.txt", "*.log"], exclude=["drafts", "fabricated"])
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in walk.paths] == ["d.log", "keep/a.txt"]
+    # An excluded folder is one entry; c.md is left out by the include (a run would audit it by default).
+    assert [Path(p).relative_to(tmp_path).as_posix() + ("/" if p.endswith(os.sep) else "") for p in walk.excluded] \
+        == ["c.md", "drafts/", "fabricated/"]
+    assert survey([str(tmp_path)]).excluded == []  # the defaults leave nothing of these out
+
+
+def test_named_files_are_kept_unless_force_exclude(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("README.md", "answer.txt", "drafts/b.txt", "x.log"):
+        _touch(tmp_path / name)
+    named = ["README.md", "answer.txt", "drafts/b.txt", "x.log"]
+    walk = survey(named, exclude=["drafts"])
+    assert walk.paths == named and walk.excluded == [] and walk.walked == frozenset()
+    forced = survey([*named, "-"], exclude=["drafts"], force_exclude=True)
+    # The default excludes, the exclude globs (on any folder of the path) and the include all apply.
+    assert forced.paths == ["answer.txt", "-"] and forced.excluded == ["README.md", "drafts/b.txt", "x.log"]
+    assert survey(["drafts"], exclude=["drafts"], force_exclude=True).excluded == ["drafts" + os.sep]
+    # A file both named and found by a walk is audited as named, and not reported as left out.
+    both = survey(["README.md", "."])
+    assert both.paths[0] == "README.md" and key("README.md") not in both.walked and both.excluded == []
+    assert key("./answer.txt") in both.walked
+
+
 def test_explicit_files_are_kept_in_argument_order_once(tmp_path) -> None:
     a, b = _touch(tmp_path / "b.txt"), _touch(tmp_path / "bench_report.json")
     assert discover([str(b), str(a), str(a)]) == [str(b), str(a)]
@@ -91,17 +137,23 @@ def test_symlink_loop_terminates(tmp_path) -> None:
 
 def test_fixture_walk_skips_workspace_files_and_audits_every_answer() -> None:
     root = FIXTURES / "experiments"
-    paths = discover([str(root)])
+    walk = survey([str(root)])
+    paths = walk.paths
     answers = [f"{p.parent.name}/answer.txt" for p in root.glob("*/answer.txt")]
     # Beside a bench_report.json, a folder's other JSON files are the experiment's (config.json); a folder
     # without one is not known as a workspace, so its data files are walked like transcripts.
     data = ["hostile_read/targets.json", "hostile_sockets/targets.json", "hostile_write/targets.json"]
     assert [Path(p).relative_to(root).as_posix() for p in paths] == sorted(answers + data)
     found = {Path(r.source).relative_to(root).as_posix(): (r.status, sorted(codes(r)))
-             for r in audit_tasks([Task(p, AuditOptions()) for p in paths])}
-    # Those data files hold no answer: ordinary files, skipped (never a P101 failure).
+             for r in audit_tasks([Task(p, AuditOptions(), key(p) in walk.walked) for p in paths])}
+    # JSON arrays of paths hold no sign of an answer: skipped and counted.  A JSON object is one (an answer
+    # broken beyond decoding shows no more), so the object of hostile_sockets fails P101 rather than pass unread.
     expected = {name: ("pass", ["T601"]) for name in answers} | {name: ("skipped", []) for name in data}
-    assert found == expected | {"clip_noop/answer.txt": ("fail", ["D501", "T601"])}  # the static audit's only failure
+    assert found == expected | {"clip_noop/answer.txt": ("fail", ["D501", "T601"]),  # the static audit's only failure
+                                "hostile_sockets/targets.json": ("error", ["P101"])}
+    # Each workspace's own report is left out by the default excludes, and named as such.
+    reports = sorted(f"{p.parent.name}/bench_report.json" for p in root.glob("*/bench_report.json"))
+    assert reports and [Path(p).relative_to(root).as_posix() for p in walk.excluded] == reports
 
 
 def test_per_file_ignores_match_relative_to_the_config_root(tmp_path) -> None:
@@ -192,7 +244,7 @@ def test_x901_fires_on_both_answers_naming_the_other() -> None:
     for name, other in (("run_a.txt", "run_b.txt"), ("run_b.txt", "run_a.txt")):
         x901 = [f for f in by_name[name].findings if f.rule == "X901"]
         assert len(x901) == 1 and other in x901[0].message and "seed 3" in x901[0].message
-        assert x901[0].pointer == "/bench_report/baseline/full/per_seed"
+        assert x901[0].pointer == "/bench_report/baseline/full/per_seed/3"
     assert "X901" not in codes(by_name["other_model.txt"])
 
 
@@ -283,3 +335,41 @@ def test_chunks_cover_the_batch_in_order_and_end_small(count, workers) -> None:
     assert max(sizes, default=0) <= MAX_CHUNK
     if count >= 16 * workers * MAX_CHUNK:  # a large batch: full chunks, then the last 2 per worker cut in four
         assert sizes[0] == MAX_CHUNK and sizes[-8 * workers :] == [MAX_CHUNK // 4] * (8 * workers)
+
+
+def _value_at(text: str, line: int, column: int) -> str:
+    return text.splitlines()[line - 1][column - 1 :]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_cross_answer_findings_are_placed_at_their_lines(tmp_path, capsys, fmt: str) -> None:
+    """Issue 31 item 8: X901/X902 carry the line and column of their value, like every other finding."""
+    for name in ("run_a.txt", "run_b.txt"):
+        shutil.copy(BATCHES / "x901" / name, tmp_path / name)
+    main(["audit", str(tmp_path), "--format", fmt, "--isolated"])
+    out = capsys.readouterr().out
+    if fmt == "json":
+        findings = [(r["source"], f) for r in json.loads(out)["results"] for f in r["findings"]]
+    else:
+        summary = json.loads(out.splitlines()[-1])
+        findings = [(item["source"], item) for item in summary["late_findings"]]
+    x901 = [(source, f) for source, f in findings if f["rule"] == "X901"]
+    assert len(x901) == 2
+    for source, f in x901:
+        assert f["pointer"].endswith("/per_seed/3") and f["line"] is not None
+        assert _value_at(Path(source).read_text(encoding="utf-8"), f["line"], f["column"]).startswith(
+            repr(f["claimed"])[:6])
+
+
+def test_a_transcript_changed_after_its_audit_keeps_its_cross_finding_unplaced(tmp_path) -> None:
+    from auditor.audit import audit_path, place_findings
+    from auditor.findings import Finding, Severity
+
+    path = tmp_path / "run_a.txt"
+    shutil.copy(BATCHES / "x901" / "run_a.txt", path)
+    result = audit_path(str(path))
+    late = Finding("X901", Severity.WARNING, "differs", "/bench_report/baseline/full/per_seed/3")
+    result = result.with_findings((*result.findings, late))
+    assert place_findings(str(path), result, AuditOptions()).findings[-1].line is not None
+    path.write_text("\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8")  # two lines moved: not the bytes audited
+    assert place_findings(str(path), result, AuditOptions()).findings[-1].line is None

@@ -129,3 +129,21 @@ def test_flipped_verdicts_are_caught(cases, results):
     assert flipped
     bad = [c for c in flipped if results[c.name].status != "fail"]
     assert not bad, _explain(f"flipped verdicts not caught (of {len(flipped)})", bad, results, _fake)
+
+
+def test_short_printed_p_values_off_by_2x_are_caught(bench):
+    """Issue 31: a p off by >= 2x printed with one significant digit, at n <= 13, is caught in >= 95%
+    (a sample of its own: 1 in 20 is too few to measure among the other kinds)."""
+    short = [c for c in bench.generate(150, SEED + 1, 120, kinds=("p_short",)) if c.variant == "p_short"]
+    assert len(short) >= 100
+    options = AuditOptions()
+    results = {c.name: audit_bytes(c.text, c.name, options) for c in short}
+    bad = [c for c in short if results[c.name].status != "fail"]
+    assert len(bad) <= 0.05 * len(short), _explain(f"short-printed fakes not caught (of {len(short)})", bad, results, _fake)
+
+
+def test_unstated_small_counts_near_the_exact_p_warn_at_most(cases, results):
+    near = [c for c in cases if c.category == "mc_small_unstated" and c.variant == "honest"]
+    assert near
+    bad = [c for c in near if results[c.name].status != "pass"]
+    assert not bad, _explain("unstated small-count estimates within 2x that fail", bad, results)

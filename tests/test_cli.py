@@ -146,3 +146,39 @@ def test_pre_commit_hook_entry_runs(capsys) -> None:
     assert entry[:2] == ["auditor", "audit"] and "id: auditor" in hooks
     assert main([*entry[1:], str(SEED_000), str(SEED_001)]) == 1  # pre-commit appends the staged files
     assert main([*entry[1:], str(SEED_000)]) == 0
+
+
+# Runs the console entry with matplotlib absent: a finder ahead of all others refuses to find it.
+_WITHOUT_MATPLOTLIB = """
+import runpy, sys
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "matplotlib":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Absent())
+sys.argv[0] = "auditor"
+runpy.run_module("auditor", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("matplotlib", ["absent", "broken"])
+def test_html_without_matplotlib_is_a_usage_error_naming_the_extra(matplotlib, tmp_path) -> None:
+    broken = tmp_path / "shadow" / "matplotlib"
+    broken.mkdir(parents=True)  # first on the path: a matplotlib whose import fails
+    (broken / "__init__.py").write_text("raise ImportError('numpy ABI mismatch')\n")
+    env = {**os.environ, "PYTHONPATH": str(broken.parent)} if matplotlib == "broken" else dict(os.environ)
+    entry = ["-c", _WITHOUT_MATPLOTLIB] if matplotlib == "absent" else ["-m", "auditor"]
+
+    def audit(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *entry, "audit", str(SEED_001), *argv], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    target = tmp_path / "report.html"
+    proc = audit("--format", "html", "-o", str(target))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("auditor: error: --format html needs matplotlib"), proc.stderr
+    assert "pip install 'auditor[html]'" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout == "" and not target.exists()  # stopped before auditing or writing anything
+    # Formats that need no matplotlib do not ask for it.
+    proc = audit("--format", "json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["summary"]["fail"] == 1, proc.stderr

@@ -124,9 +124,10 @@ R805 = "info"
 
 
 def _agent_folder(tmp_path: Path, experiment: str) -> Path:
-    """A copy of an experiment whose folder holds the agent's own pyproject.toml."""
-    folder = experiment_workspace(experiment, tmp_path / "agent")
-    _pyproject(folder, SILENCING)
+    """A copy of an experiment below a folder holding a pyproject.toml the agent wrote (as in its
+    pull request: not beside the answer, so it is trusted and discovered, and guarded)."""
+    folder = experiment_workspace(experiment, tmp_path / "repo" / "agent")
+    _pyproject(tmp_path / "repo", SILENCING)
     return folder
 
 
@@ -144,7 +145,8 @@ def test_discovered_config_cannot_ignore_or_pass_rerun_findings(tmp_path, monkey
     r802 = [f for f in result["findings"] if f["rule"] == "R802"]
     assert code == 1 and result["status"] == "fail"
     assert r802 and r802[0]["severity"] == "error"
-    assert data["config"] == str(folder.resolve() / "pyproject.toml")
+    config_path = str(folder.resolve().parent / "pyproject.toml")
+    assert data["config"]["path"] == config_path and data["config"]["trusted"]
     assert "pyproject.toml" in err  # the note says what the discovered file could not do
     # Static rules stay under the discovered config's control.
     assert not any(f["rule"].startswith(("D", "T", "E")) for f in result["findings"])
@@ -154,18 +156,20 @@ def test_discovered_config_cannot_ignore_or_pass_rerun_findings(tmp_path, monkey
     assert "R802" in {f["rule"] for f in data["results"][0]["findings"]}
     code, data, _ = _rerun_json(capsys, "answer.txt", "--unsafe-no-sandbox", "--ignore", "R802")
     assert "R802" not in {f["rule"] for f in data["results"][0]["findings"]}
-    code, data, _ = _rerun_json(capsys, "answer.txt", "--unsafe-no-sandbox", "--config", "pyproject.toml")
+    code, data, _ = _rerun_json(capsys, "answer.txt", "--unsafe-no-sandbox", "--config", "../pyproject.toml")
     assert code == 0 and "R802" not in {f["rule"] for f in data["results"][0]["findings"]}
-    assert data["config"] == str(folder.resolve() / "pyproject.toml")
+    assert data["config"]["path"] == config_path and not data["config"]["discovered"]
 
 
 def test_json_and_text_name_the_config_file(tmp_path, monkeypatch, capsys) -> None:
     path = _pyproject(tmp_path, "[tool.auditor]\nalpha = 0.05\n")
     monkeypatch.chdir(tmp_path)
     assert main(["audit", str(SEED_000), "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["config"] == str(path.resolve())
+    assert json.loads(capsys.readouterr().out)["config"]["path"] == str(path.resolve())
     assert main(["audit", str(SEED_000), "--format", "json", "--isolated"]) == 0
-    assert json.loads(capsys.readouterr().out)["config"] is None
+    isolated = json.loads(capsys.readouterr().out)["config"]
+    assert isolated["path"] is None and isolated["trusted"] and isolated["ignored"] == []
+    assert {entry["source"] for entry in isolated["policy"].values()} == {"default"}
     assert main(["audit", str(SEED_000)]) == 0
     assert str(path.resolve()) in capsys.readouterr().err
 
@@ -202,3 +206,37 @@ def test_discovered_config_cannot_pass_a_real_rerun(tmp_path, monkeypatch, capsy
     assert result["rerun"]["reproduced"] is False
     assert code == 1 and result["status"] == "fail"
     assert "R804" in {f["rule"] for f in result["findings"]}
+
+
+def test_the_policy_names_where_each_value_came_from(tmp_path) -> None:
+    from auditor.option_model import validate_command_line
+
+    path = _pyproject(tmp_path, """
+[tool.auditor]
+select = ["A", "V"]
+ignore = ["T601"]
+alpha = 0.01
+[tool.auditor.thresholds]
+negligible-rel = 0.02
+[tool.auditor.per-file-ignores]
+"legacy/*" = ["D5"]
+[tool.auditor.severity]
+T602 = "error"
+""")
+    cli = validate_command_line({"extend_select": ["D"], "ignore": ["E7"], "fdr": 0.1})
+    policy = config.resolve(config.load(path), cli).policy
+    where = str(path.resolve())
+    assert policy["alpha"] == {"value": 0.01, "source": where}
+    assert policy["select"] == {"value": ["A", "V", "D"], "source": f"{where} + command line"}
+    assert policy["ignore"] == {"value": ["E7"], "source": "command line"}  # --ignore replaces the file's
+    assert policy["fdr"] == {"value": 0.1, "source": "command line"}
+    assert policy["negligible-rel"] == {"value": 0.02, "source": where}
+    assert policy["negligible-std"] == {"value": 0.1, "source": "default"}
+    assert policy["per-file-ignores"] == {"value": {"legacy/*": ["D5"]}, "source": where}
+    assert policy["severity"] == {"value": {"T602": "error"}, "source": where}
+    assert policy["fail-on"] == {"value": "error", "source": "default"}
+    from auditor.policy import describe
+
+    shown = describe(config.resolve(config.load(path), cli).report())
+    assert any(s.startswith("negligible-rel = 0.02 (") for s in shown)
+    assert not any(s.startswith(("negligible-std", "fail-on", "resamples")) for s in shown)

@@ -230,3 +230,26 @@ def test_text_rerun_line_without_the_newer_keys_or_a_run() -> None:
     older = {"reproduced": False, "device": "cpu", "seconds": 2.5, "exit_code": 0, "verdict": "worse"}
     assert _rerun_text(older) == "rerun: NOT reproduced (cpu, 2.5 s) — verdict worse"
     assert _rerun_text({"reproduced": False, "seconds": None}) == "rerun: NOT reproduced (nothing was run)"
+
+
+def _panel(answer: dict) -> dict[str, str]:
+    """The text panel's comparison rows of one answer: label -> the row's mark."""
+    result = audit_bytes(json.dumps(answer), "answer.txt")
+    text = _render(Run((result,), None), "text")
+    rows = {}
+    for line in text.splitlines():
+        cells = line.strip("│ ").split()
+        if cells and cells[0] in ("delta_mean", "wins", "p_value", "mde", "verdict"):
+            rows[cells[0]] = cells[-1]
+    return rows
+
+
+def test_text_panel_marks_equal_accepted_and_disputed_apart() -> None:
+    """Issue 31 item 7: ✓ only for equal values, ≈ for accepted ones, ✗ where the wins row's n_pairs differs."""
+    from conftest import seed_answer
+
+    answer = seed_answer()
+    marks = _panel(answer)
+    assert marks == {"delta_mean": "✓", "wins": "✓", "p_value": "≈", "mde": "≈", "verdict": "✓"}
+    answer["bench_report"]["comparison"]["n_pairs"] = 9  # "7/9" against 7/8
+    assert _panel(answer)["wins"] == "✗"

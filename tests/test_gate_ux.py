@@ -201,52 +201,14 @@ def test_rule_docs_render_as_markdown_on_a_terminal(capsys, monkeypatch) -> None
     assert "What it does" in out and "## What it does" not in out  # headings rendered, not raw
 
 
-# -- item 2: ordinary files are skipped, agents' replies without JSON still fail -----------------
-
-ORDINARY = {
-    "README.md": "# Answers\n\nThis folder holds the agents' answers; run `auditor audit .` on it.\n",
-    "requirements.txt": "numpy>=1.24\ntorch==2.13.0\n",
-    "package.json": '{"name": "answers", "version": "1.0.0", "scripts": {"test": "auditor audit ."}}\n',
-}
-REPLIES = {
-    "prose_claim.txt": "Agent's answer:\n\nThe idea worked: test MSE went from 10.931 to 10.922 (p=0.01475, 7/8 wins).\n",
-    "p_only.txt": "The clipping rule helps (p = 0.003).\n",
-    "wins_only.txt": "Idea beat the baseline on 7 of 8 seeds: 7/8 wins.\n",
-    "traceback.txt": 'Traceback (most recent call last):\n  File "bench.py", line 3, in <module>\nValueError: nan\n',
-    "truncated.txt": 'Answer:\n{ "worked": true, "confidence": 8, "verdict": "Across 8 paired seeds',
-}
-
-
-def test_ordinary_files_are_skipped_and_counted(tmp_path, capsys) -> None:
-    for name, text in {**ORDINARY, **REPLIES}.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    assert main(["audit", str(tmp_path), "--format", "json", "--isolated"]) == 1
-    out, err = capsys.readouterr()
-    data = json.loads(out)
-    statuses = {Path(r["source"]).name: (r["status"], [f["rule"] for f in r["findings"]]) for r in data["results"]}
-    assert statuses == {"prose_claim.txt": ("error", ["P101"]), "p_only.txt": ("error", ["P101"]),
-                        "wins_only.txt": ("error", ["P101"]), "traceback.txt": ("error", ["P101"]),
-                        "truncated.txt": ("error", ["P102"])}
-    assert data["summary"]["skipped"] == 3  # README.md, requirements.txt, package.json
-    assert "3 files without an answer skipped" in err
-
-
-def test_a_hook_run_of_ordinary_files_passes(tmp_path, capsys) -> None:
-    paths = []
-    for name, text in ORDINARY.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-        paths.append(str(tmp_path / name))
-    assert main(["audit", "--quiet", *paths]) == 0
-    out, err = capsys.readouterr()
-    assert out == "" and "3 files without an answer skipped" in err
-    # An answer staged beside them is audited as ever.
-    assert main(["audit", "--quiet", *paths, str(SEED_001)]) == 1
+# -- named files, excludes and skipped files: tests/test_named_and_excluded.py ------------------------
 
 
 def test_stdin_is_always_audited(monkeypatch, capsys) -> None:
     import io
 
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(ORDINARY["README.md"].encode())))
+    readme = "# Answers\n\nThe best run of the sweep reached p = 0.015.\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(readme.encode())))
     assert main(["audit", "-", "--format", "json", "--isolated"]) == 1
     assert json.loads(capsys.readouterr().out)["results"][0]["findings"][0]["rule"] == "P101"
 

@@ -25,7 +25,7 @@ from auditor.option_model import (
 )
 
 KNOWN = ("(known: select, ignore, extend-select, extend-ignore, fail-on, alpha, mc-resamples, resamples, fdr, include, "
-         "exclude, thresholds, per-file-ignores, severity)")
+         "exclude, force-exclude, thresholds, per-file-ignores, severity)")
 
 
 def _file_error(table: dict) -> str:

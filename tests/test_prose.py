@@ -431,6 +431,32 @@ def test_relative_change_metric_names() -> None:
     assert c.metric_direction is None and c.may_be_percentage_points
 
 
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("the gradient tail above the threshold averaged 0.00137, confirming the mechanism prediction, "
+         "a 4.1% reduction in test MSE.", "a 4.1% reduction"),
+        ("the clip fraction was 0.0017 and the tail 0.0014, a 4.1% reduction in MSE", "a 4.1% reduction"),
+    ],
+)
+def test_a_clause_naming_the_metric_is_read_beside_other_quantities(text: str, quoted: str) -> None:
+    """Issue 31 item 3: other quantities elsewhere in the sentence do not hide a claim about the metric."""
+    [c] = prose.extract_relative_changes(text)
+    assert c.text == quoted and c.reported.value == 4.1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the gradient tail above the threshold averaged 0.00137, a 4.1% reduction",  # names no metric
+        "the gradient tail above the threshold averaged 0.00137, a 4.1% reduction in tail mass",
+        "test MSE held steady, the clip fraction 4.1% lower",
+    ],
+)
+def test_a_change_of_another_quantity_beside_the_metric_is_not_read(text: str) -> None:
+    assert prose.extract_relative_changes(text) == []
+
+
 def test_relative_changes_examined_are_capped() -> None:
     text = "a 1% reduction in MSE; " * (prose.MAX_RELATIVE_CHANGES + 10)
     assert len(prose.extract_relative_changes(text)) == prose.MAX_RELATIVE_CHANGES
@@ -812,3 +838,34 @@ def test_metrics_key_words_for_flat_and_nested_paths() -> None:
     assert _metrics_key(("metrics", "clip/fraction")) == "clip fraction"  # the flat-dict shortcut
     assert _metrics_key(("metrics", "mechanism", 0, "tail/mass")) == "mechanism 0 tail mass"
     assert _metrics_key(("metrics", 3)) == "3"
+
+
+# --------------------------------------------------------------------------- V406 advice
+
+
+def test_v406_advises_the_recomputed_value_not_a_wrong_report() -> None:
+    """Issue 31 item 7: the JSON p (0.001) is wrong; the prose is told the recomputed p, never the JSON's."""
+    answer = seed_answer()
+    answer["bench_report"]["comparison"]["p_value"] = 0.001
+    answer["verdict"] = answer["verdict"].replace("p=0.01475", "p=0.03")
+    del answer["metrics"]["paired_comparison"]
+    [f] = run_rule("V406", answer)
+    assert f.recomputed == 0.015625
+    assert "the recomputed p is 0.015625 (comparison.p_value: 0.001)" in f.message
+    assert f.message.endswith("make the prose quote the recomputed value")
+
+
+def test_v406_accepts_correct_prose_beside_a_wrong_report() -> None:
+    answer = seed_answer()
+    answer["bench_report"]["comparison"]["p_value"] = 0.001  # A307's to report
+    answer["verdict"] = answer["verdict"].replace("p=0.01475", "p=0.0156")
+    del answer["metrics"]["paired_comparison"]
+    assert run_rule("V406", answer) == []
+
+
+def test_v406_relative_change_message_quotes_the_recomputed_change() -> None:
+    answer = seed_answer()
+    answer["bench_report"]["comparison"]["delta_mean"] = -0.5  # a wrong report
+    answer["verdict"] += " This is a 4.1% reduction in test MSE."
+    [f] = [f for f in run_rule("V406", answer) if "4.1%" in f.message]
+    assert "-0.0795%" in f.message and f.recomputed == pytest.approx(-0.0794577, rel=1e-4)

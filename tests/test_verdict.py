@@ -41,11 +41,21 @@ def test_answer_level_rules_skip_a_bare_report(code: str) -> None:
     assert run_rule(code, report) == []
 
 
+def _null_answer() -> dict:
+    """Seed answer 001 with its idea arm moved off the baseline (no longer D501): still no effect."""
+    answer = seed_answer("001")
+    full, c = _report(answer)["idea"]["full"], _comparison(answer)
+    offsets = [(-1) ** k * 1e-3 for k in range(len(full["per_seed"]))]  # differences cancel: p = 1
+    full["per_seed"] = [v + d for v, d in zip(full["per_seed"], offsets)]
+    c["per_seed_diffs"], c["idea_wins"] = offsets, 4
+    return answer
+
+
 # --- V401 ----------------------------------------------------------------------
 
 
 def test_v401_claims_significance_the_data_do_not_show() -> None:
-    answer = seed_answer("001")
+    answer = _null_answer()
     _comparison(answer)["verdict"] = "idea significantly better"
     [f] = run_rule("V401", answer)
     assert f.pointer == "/bench_report/comparison/verdict"
@@ -81,7 +91,7 @@ def test_v401_follows_alpha() -> None:
 
 
 def test_v402_system_worked_without_a_significant_improvement() -> None:
-    answer = seed_answer("001")
+    answer = _null_answer()
     _comparison(answer)["system_worked"] = True
     [f] = run_rule("V402", answer)
     assert f.pointer == "/bench_report/comparison/system_worked"
@@ -89,7 +99,7 @@ def test_v402_system_worked_without_a_significant_improvement() -> None:
 
 
 def test_v402_leaves_a_flag_that_follows_a_wrong_verdict_to_v401() -> None:
-    answer = seed_answer("001")
+    answer = _null_answer()
     c = _comparison(answer)
     c["verdict"], c["system_worked"] = "idea better (significant)", True
     assert run_rule("V402", answer) == []  # V401 reports the verdict itself
@@ -97,7 +107,7 @@ def test_v402_leaves_a_flag_that_follows_a_wrong_verdict_to_v401() -> None:
 
 def test_v402_advice_follows_the_statistics_not_a_wrong_verdict() -> None:
     """Issue 11 item 4: the advice never contradicts V401's "the verdict should be ..."."""
-    answer = seed_answer("001")  # recomputed: no measurable effect
+    answer = _null_answer()  # recomputed: no measurable effect
     c = _comparison(answer)
     c["verdict"], c["system_worked"] = "idea better (significant)", False
     assert run_rule("V402", answer) == []  # false is right: it once advised true, the wrong verdict's flag
@@ -115,17 +125,43 @@ def test_v402_falls_back_to_the_recomputed_verdict() -> None:
     assert "recomputed verdict" in f.message
 
 
-def test_v403_worked_vs_system_verdict() -> None:
-    answer = seed_answer()
+def test_v403_names_the_field_that_contradicts_the_comparison() -> None:
+    answer = seed_answer()  # idea better (significant): worked true, system_verdict "worked"
     answer["system_verdict"] = "failed"
     [f] = run_rule("V403", answer)
-    assert f.pointer == "/worked"
-    answer["system_verdict"] = "pending"
+    assert (f.pointer, f.claimed, f.recomputed) == ("/system_verdict", "failed", "worked")
+    answer["system_verdict"], answer["worked"] = "worked", False
+    [f] = run_rule("V403", answer)
+    assert (f.pointer, f.claimed, f.recomputed) == ("/worked", False, True)
+    answer["worked"], answer["system_verdict"] = True, "pending"  # other words are not judged
     assert run_rule("V403", answer) == []
 
 
+def test_v403_worked_beside_an_honest_significant_degradation() -> None:
+    """Issue 31 item 2: the comparison says "hurts"; worked/system_verdict say it worked."""
+    answer = seed_answer()
+    _report(answer)["metric_direction"] = "higher is better"  # the same numbers: idea significantly worse
+    c = _comparison(answer)
+    c["verdict"], c["system_worked"] = "idea worse (significant)", False
+    answer["practical_verdict"] = "hurts"
+    assert run_rule("V401", answer) == []  # the comparison itself is honest
+    findings = run_rule("V403", answer)
+    assert [(f.pointer, f.recomputed) for f in findings] == [("/worked", False), ("/system_verdict", "failed")]
+    assert all(f.severity is Severity.ERROR for f in findings)
+    answer["worked"], answer["system_verdict"] = False, "failed"  # the honest twin
+    assert run_rule("V403", answer) == []
+
+
+def test_v403_leaves_fields_that_follow_a_wrong_verdict_to_v401() -> None:
+    answer = _null_answer()  # recomputed: no measurable effect
+    _comparison(answer)["verdict"] = "idea better (significant)"
+    answer["worked"], answer["system_verdict"] = True, "worked"
+    assert run_rule("V403", answer) == []
+    assert run_rule("V401", answer) != []
+
+
 def test_v404_practical_verdict() -> None:
-    answer = seed_answer("001")
+    answer = _null_answer()
     answer["practical_verdict"] = "helps"
     [f] = run_rule("V404", answer)
     assert f.pointer == "/practical_verdict"
@@ -134,14 +170,14 @@ def test_v404_practical_verdict() -> None:
 
 @pytest.mark.parametrize(("practical", "advice"), [("no_effect", None), ("hurts", "no_effect"), ("helps", None)])
 def test_v404_advice_follows_the_statistics_not_a_wrong_verdict(practical: str, advice: str | None) -> None:
-    answer = seed_answer("001")  # recomputed: no measurable effect
+    answer = _null_answer()  # recomputed: no measurable effect
     _comparison(answer)["verdict"] = "idea better (significant)"
     answer["practical_verdict"] = practical
     assert [f.recomputed for f in run_rule("V404", answer)] == ([advice] if advice else [])
 
 
 def test_v404_unknown_practical_word_is_not_judged() -> None:
-    answer = seed_answer("001")
+    answer = _null_answer()
     answer["practical_verdict"] = "mixed"
     assert run_rule("V404", answer) == []
 
@@ -350,3 +386,34 @@ def test_classify_verdict_kept_per_phrase_is_the_classification(text: str) -> No
     assert classify_verdict(text) == _classify(text)
     assert classify_verdict(text) == _classify(text)  # the kept answer
     assert classify_verdict(text + " " * 250) == _classify(text + " " * 250)  # past the kept length
+
+
+# --- under D501 ------------------------------------------------------------------
+
+
+def _no_op_claiming_an_improvement() -> dict:
+    answer = seed_answer("001")  # D501: the idea's values are the baseline's
+    _comparison(answer).update(verdict="idea better (significant)", system_worked=True)
+    answer.update(worked=True, system_verdict="worked", practical_verdict="helps")
+    return answer
+
+
+@pytest.mark.parametrize("code", ["V401", "V402", "V403", "V404"])
+def test_no_verdict_is_advised_for_a_no_op_idea(code: str) -> None:
+    """Issue 31 item 7: D501 alone says what is wrong; no rule advises a verdict a no-op cannot have."""
+    answer = _no_op_claiming_an_improvement()
+    assert [f.rule for f in run_rule("D501", answer)] == ["D501"]
+    assert run_rule(code, answer) == []
+
+
+def test_ignoring_d501_leaves_the_verdict_rules_on() -> None:
+    [f] = run_rule("V401", _no_op_claiming_an_improvement(), ignore=("D501",))
+    assert f.recomputed == "no measurable effect"
+
+
+def test_d501_advice_fits_the_schema() -> None:
+    doc = get_rule("D501").doc
+    assert "report no verdict" not in doc.lower()
+    assert "rerun the idea arm" in doc
+    [f] = run_rule("D501", _no_op_claiming_an_improvement())
+    assert "fix the no-op and rerun the idea arm" in f.message

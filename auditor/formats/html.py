@@ -20,6 +20,7 @@ from ..findings import Severity, get_rule
 from ..result import AuditResult, Status
 from ..strings import plural
 from ..paths import common_folder, name_in
+from ..policy import describe, ignored_notes
 from . import Run, disputed, short_verdict
 from .html_batch import batch_section, rule_counts
 from .html_data import chart_inputs
@@ -81,8 +82,17 @@ def _options(run: Run) -> str:
         for name in ("select", "ignore"):
             if getattr(options, name, ()):
                 items.append(f"{name} {escape(','.join(getattr(options, name)))}")
-    items.append(f"configuration {path_html(run.config)}" if run.config is not None else "no configuration file")
-    return "<p class=\"muted\">Options: " + " · ".join(items) + "</p>"
+    config = run.config or {}
+    path = config.get("path")
+    items.append(f"configuration {path_html(path)}" if path is not None else "no configuration file")
+    out = "<p class=\"muted\">Options: " + " · ".join(items) + "</p>"
+    # The policy values that are not the default, each with its source: "alpha = 0.5 (pyproject.toml)".
+    values = describe(config)
+    if values:
+        out += "<p class=\"policy\">Policy not at its default: " + " · ".join(escape(v) for v in values) + "</p>"
+    for note in ignored_notes(config):  # an untrusted file beside the answers, left unread
+        out += f"<p class=\"policy\"><strong>⚠ {escape(note)}</strong></p>"
+    return out
 
 
 def _codes(result: AuditResult) -> list[str]:

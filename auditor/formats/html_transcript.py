@@ -18,7 +18,7 @@ from ..findings import Severity
 from ..result import AuditResult
 from ..strings import shorten
 from ..verdicts import classify_verdict
-from . import display, disputed
+from . import display, disputed, same_claim
 from .html_data import ChartInputs, rerun_arms
 
 QUANTITIES = ("n_pairs", "delta_mean", "idea_wins", "p_value", "mde", "mde_rel_pct", "verdict")
@@ -46,14 +46,6 @@ def rule_link(code: str) -> str:
     return f'<a href="#rule-{escape(code)}"><code>{escape(code)}</code></a>'
 
 
-def _same(quantity: str, claimed: Any, recomputed: Any) -> bool:
-    if quantity == "verdict":
-        return classify_verdict(claimed) is not None and classify_verdict(claimed) == classify_verdict(recomputed)
-    if isinstance(claimed, (int, float)) and isinstance(recomputed, (int, float)):
-        return math.isclose(claimed, recomputed, rel_tol=1e-12, abs_tol=0.0)
-    return claimed == recomputed
-
-
 def agreement_cell(quantity: str, claimed: Any, recomputed: Any, findings: list[Any]) -> str:
     """The check column: disputed (symbol, words and rule), accepted within tolerance, equal, or not checked."""
     if findings:
@@ -63,7 +55,7 @@ def agreement_cell(quantity: str, claimed: Any, recomputed: Any, findings: list[
         return f'<td class="mark bad">{SEVERITY_MARK[worst.severity]} {word} {codes}</td>'
     if claimed is None or recomputed is None:
         return '<td class="mark muted">— not compared</td>'
-    if _same(quantity, claimed, recomputed):
+    if same_claim(quantity, claimed, recomputed):
         return '<td class="mark ok">✓ same</td>'
     return '<td class="mark ok">≈ accepted (printing or estimation tolerance)</td>'
 

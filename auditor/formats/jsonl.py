@@ -8,7 +8,12 @@ line names its ``source``.  When the run completes, one last line holds the
 summary: ``{"summary": {...}, "cross": {...}, "late_findings": [...]}``, where
 ``late_findings`` are the cross-answer findings (X9xx) that could only be
 known after every line above was written, each with its ``source``, and
-``config``, the configuration file the run read (null when none).
+``config``, the run's configuration and policy, as in the json format.
+
+A result line written by the command line ends with ``resume``: the SHA-256 of
+the transcript's bytes, the fingerprint of the options that decided the line and
+an HMAC over both and the line, which ``--resume`` checks before it counts the
+line as audited (:mod:`auditor.resume`).  Readers that do not resume ignore it.
 
 The module owns the line format both ways: :func:`record` and
 :func:`from_record` convert a result, and :func:`resume_from` reads the
@@ -20,9 +25,9 @@ from __future__ import annotations
 import json
 from array import array
 from pathlib import Path
-from typing import Any, Iterable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
-from ..atomic import atomic_write
+from ..atomic import atomic_write, read_owned
 from ..errors import UsageError
 from ..findings import Finding
 from ..paths import key
@@ -64,28 +69,37 @@ def _parse_line(line: str) -> AuditResult | None:
     return None
 
 
-def resume_from(path: str | Path) -> dict[str, AuditResult]:
+def resume_from(
+    path: str | Path, accept: Callable[[str, Callable[[str], AuditResult | None]], AuditResult | None] | None = None
+) -> dict[str, AuditResult]:
     """Results already in a jsonl file, by normalised source (:func:`auditor.paths.key`).
 
-    The file is rewritten (atomically) with only its complete result lines,
-    one per source: a line cut short by an interrupt and the summary line of
-    an earlier run go, so appending the rest yields no duplicates.
+    ``accept(line, parse)`` decides which recorded lines count (the command line's
+    :class:`auditor.resume.Resumable` checks each line's ``resume`` member); without it every
+    complete result line does, for a file the caller wrote itself.  The file is rewritten
+    (atomically, with its permissions) with only the lines that count, one per source: a line
+    cut short by an interrupt, a line not trusted and the summary line of an earlier run go,
+    so appending the rest yields no duplicates.  The file must be a regular file of the
+    auditor's user (:func:`auditor.atomic.read_owned`).
     """
-    path = Path(path)
-    if not path.exists():
-        return {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        found = read_owned(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot resume from {path}: {exc}") from None
+    if found is None:
+        return {}
+    text, mode = found
     done: dict[str, AuditResult] = {}
     kept: dict[str, str] = {}
-    for line in lines:
-        result = _parse_line(line)
+    for line in text.splitlines():
+        result = _parse_line(line) if accept is None else accept(line, _parse_line)
         if result is not None:
             source = key(result.source)
             done[source], kept[source] = result, line
-    atomic_write(path, "".join(line + "\n" for line in kept.values()))
+    try:
+        atomic_write(path, "".join(line + "\n" for line in kept.values()), mode=mode)
+    except OSError as exc:
+        raise UsageError(f"cannot resume from {path}: {exc}") from None
     return done
 
 
@@ -160,15 +174,18 @@ class Stream:
     every result it holds, before it waits for more, so an interrupt loses nothing finished and a
     reader sees each line as soon as the results that arrived with it are written."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, sign: Callable[[str, str, str | None], str] | None = None) -> None:
         self.stream = stream
+        # sign(line, source, transcript sha256): the line with its "resume" member (auditor.resume).
+        self.sign = sign
 
     def write_result(self, result: AuditResult) -> None:
-        self.stream.write(result_line(result))
+        self.write_line(result_line(result), result.source, result.transcript_sha256)
 
-    def write_line(self, line: str) -> None:
-        """A result's :func:`result_line`, made where the result was (a worker process)."""
-        self.stream.write(line)
+    def write_line(self, line: str, source: str = "", sha256: str | None = None) -> None:
+        """A result's :func:`result_line`, made where the result was (a worker process), with the
+        ``source`` it names and the SHA-256 of the transcript's bytes it was audited from."""
+        self.stream.write(line if self.sign is None else self.sign(line, source, sha256))
 
     def flush(self) -> None:
         self.stream.flush()

@@ -116,7 +116,12 @@ def document(run: Run) -> dict[str, Any]:
                 "invocations": [{"executionSuccessful": True}],
                 "columnKind": "unicodeCodePoints",
                 "results": results,
-                "properties": {"summary": run.summary, **({"cross": run.cross.to_dict()} if run.cross else {})},
+                "properties": {
+                    "summary": run.summary,
+                    **({"cross": run.cross.to_dict()} if run.cross else {}),
+                    # The policy in effect and where each value came from, as in the json format.
+                    **({"config": run.config} if run.config is not None else {}),
+                },
             }
         ],
     }

@@ -21,7 +21,7 @@ from ..findings import Severity
 from ..paths import STDIN, STDIN_NAME
 from ..strings import plural
 from ..result import AuditResult, Status
-from . import DETAILED_FAILURES, Run, display, disputed, place
+from . import DETAILED_FAILURES, Run, display, disputed, place, same_claim
 
 _STATUS_STYLE = {Status.PASS: "bold green", Status.FAIL: "bold red", Status.ERROR: "bold magenta"}
 _SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -46,15 +46,28 @@ def _comparison_table(result: AuditResult) -> Table:
     marks = disputed(result)
     for label, field in _ROWS:
         c, r = claimed.get(field), recomputed.get(field)
+        # The wins row shows two fields (idea_wins/n_pairs): a finding on either disputes it.
+        fields = (field, "n_pairs") if label == "wins" else (field,)
+        same = all(same_claim(k, claimed.get(k), recomputed.get(k)) for k in fields)
+        mark = _mark([f for k in fields for f in marks.get(k, ())], compared=c is not None and r is not None, same=same)
         if label == "wins":
             c = None if c is None else f"{c}/{claimed.get('n_pairs', '?')}"
             r = None if r is None else f"{r}/{recomputed.get('n_pairs', '?')}"
         if label == "p_value" and r is not None:
             r = f"{display(r)} ({recomputed.get('p_value_method', 'exact')})"
-        bad = any(f.severity is Severity.ERROR for f in marks.get(field, ()))
-        mark = Text("✗", style="red") if bad else Text("✓", style="green") if c is not None else Text("")
         table.add_row(label, Text(display(c)), Text(display(r)), mark)
     return table
+
+
+def _mark(findings: list, *, compared: bool, same: bool) -> Text:
+    """✗ disputed, ⚠ borderline, ✓ equal, ≈ accepted within printing or estimation tolerance."""
+    if any(f.severity is Severity.ERROR for f in findings):
+        return Text("✗", style="red")
+    if findings:
+        return Text("⚠", style="yellow")
+    if not compared:
+        return Text("")
+    return Text("✓", style="green") if same else Text("≈", style="cyan")
 
 
 def _findings_table(result: AuditResult) -> Table:

@@ -58,6 +58,7 @@ from .resamples import (
     MAX_RESAMPLES,
     MIN_RESAMPLES,
     extract_resample_counts,
+    says_randomized,
     stated_resample_counts,
 )
 
@@ -83,5 +84,6 @@ __all__ = [
     "extract_resample_counts",
     "extract_wins",
     "parse_number",
+    "says_randomized",
     "stated_resample_counts",
 ]

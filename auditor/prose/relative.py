@@ -175,9 +175,14 @@ def _relative_change_at(
         if last in ARTICLES:
             phrase = [before[-1], *phrase]
 
-    # Everything the clause says, for the checks below.
-    wide_words = [w for w, _, _ in words(text, wide_start, num_start)] + [w for w, _, _ in after]
-    if any(is_other_quantity(w) for w in wide_words + context_words):
+    # A word naming another quantity in the clause itself skips the claim; one elsewhere in the
+    # sentence ("the tail averaged 0.00137, a 4.1% reduction in test MSE") only when the claim
+    # does not name the metric as what changed.
+    if any(is_other_quantity(w) for w, _, _ in before + after) or any(map(is_other_quantity, context_words)):
+        return None
+    names_metric = bool(explicit_object) and any(is_metric(w) for w in explicit_object)
+    wide_words = [w for w, _, _ in words(text, wide_start, num_start)]
+    if not names_metric and any(is_other_quantity(w) for w in wide_words):
         return None
     phrase_positions = {start for _, start, _ in phrase}
     narrow_words = [w for w, start, _ in before + after if start not in phrase_positions]

@@ -217,3 +217,21 @@ def stated_resample_counts(texts: Iterable[str], max_chars: int) -> tuple[int, .
             counts.update(dict.fromkeys(_resample_counts(text, folded)))
         start = end + 1  # past the line break
     return tuple(counts)
+
+
+# Words that say a test drew its sign patterns at random rather than enumerating them.  "Permutation"
+# alone does not: the bench calls its exact test a paired permutation test.
+_RANDOMIZED = re.compile(
+    rf"\b(?:{_MC})\b|\bresampl|\brandom(?:ly|ized|ised)?\s+(?:\w+\s+)?(?:sign|permut|shuffl|flip|draw|resampl)"
+    r"|\b(?:approximate|sampled|randomi[sz]ation)\s+(?:\w+\s+)?(?:permut|sign|p\b|p-value|test)"
+)
+
+
+def says_randomized(texts: Iterable[str], max_chars: int) -> bool:
+    """Whether ``texts`` (read up to ``max_chars`` characters) say the p-value came from random draws
+    ("Monte-Carlo", "resampled", "10k random sign flips"); an enumerated test is not randomized."""
+    read = fold("\n".join(text[:max_chars] for text in texts)[:max_chars])
+    for m in islice(_RANDOMIZED.finditer(read), MAX_RESAMPLE_MATCHES):
+        if not _stated_exact(read, m.start(), m.end()):
+            return True
+    return False

@@ -24,7 +24,9 @@ experiment needs passes untouched, and these are refused:
   backend fails without it; in the sandbox's empty network namespace, where
   the experiment has no capability, it can only list the loopback interface.
   Netfilter, audit, uevents, generic netlink (nl80211, ...), xfrm, sock_diag
-  and the others stay refused;
+  and the others stay refused.  ``socketpair`` takes the same check: the kernel
+  runs the family's create path for both sockets before the family can refuse
+  the pair (only ``AF_UNIX`` makes one), so it would reach the same code;
 * namespaces, mounts and the kernel's own administration: ``unshare`` and
   ``clone`` asking for a new namespace, ``setns``, ``mount``, ``umount2``,
   ``pivot_root``, ``chroot``, the new mount API (ENOSYS, like ``clone3``,
@@ -90,6 +92,7 @@ CLONE_NEWTIME = 0x00000080
 SYSCALLS: dict[str, tuple[int, int | None]] = {
     "ioctl": (16, 29),
     "socket": (41, 198),
+    "socketpair": (53, 199),
     "clone": (56, 220),
     "ptrace": (101, 117),
     "syslog": (103, 116),
@@ -149,7 +152,9 @@ ENOSYS_CALLS = (
     "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
 )
 # Calls whose arguments decide: the label of their check below.
-CHECKED_CALLS = ("keyctl", "socket", "personality", "clone", "unshare", "ioctl")
+CHECKED_CALLS = ("keyctl", "socket", "socketpair", "personality", "clone", "unshare", "ioctl")
+# socketpair(domain, type, protocol, sv) reads its family and protocol where socket() does.
+SHARED_CHECKS = {"socketpair": "socket"}
 
 ARCHES = {"x86_64": AUDIT_ARCH_X86_64, "aarch64": AUDIT_ARCH_AARCH64}
 _MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
@@ -220,7 +225,7 @@ def build(arches: tuple[str, ...] = ("x86_64", "aarch64")) -> bytes:
             number = SYSCALLS[name][column]
             if number is None:
                 continue
-            target = (f"check_{name}" if name in CHECKED_CALLS
+            target = (f"check_{SHARED_CHECKS.get(name, name)}" if name in CHECKED_CALLS
                       else "eperm" if name in EPERM_CALLS else "enosys")
             p.jump(_JEQ_K, number, jt=target)
         p.ret(SECCOMP_RET_ALLOW)
@@ -233,7 +238,7 @@ def build(arches: tuple[str, ...] = ("x86_64", "aarch64")) -> bytes:
     p.load(_arg_high(1))
     p.jump(_JEQ_K, 0, jt="allow", jf="eperm")
 
-    p.label("check_socket")  # int domain: the low word only, as the kernel reads it
+    p.label("check_socket")  # and socketpair; int domain: the low word only, as the kernel reads it
     p.load(_arg_low(0))
     for family in (AF_UNIX, AF_INET, AF_INET6):
         p.jump(_JEQ_K, family, jt="allow")

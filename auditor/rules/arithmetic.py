@@ -27,7 +27,15 @@ def _fmt(x: float) -> str:
 
 
 def report_recomputed(
-    rule: Rule, what: str, claimed: float, source: str, value: float, *, pointer: str, hint: str = ""
+    rule: Rule,
+    what: str,
+    claimed: float,
+    source: str,
+    value: float,
+    *,
+    pointer: str,
+    hint: str = "",
+    severity: Severity | None = None,
 ) -> Finding:
     """The finding of a claimed number that is not the recomputed ``value``, advising to report ``value``.
 
@@ -39,6 +47,7 @@ def report_recomputed(
         pointer=pointer,
         claimed=claimed,
         recomputed=value,
+        severity=severity,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Iterator
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..precision import Noise, agrees, mean_noise, printed, std_noise
-from ..stats import RTOL_MDE, min_two_sided_p, t_quantile, values_close
+from ..stats import RTOL_MDE, PBand, min_two_sided_p, t_quantile, values_close
 from .arithmetic import _fmt, report_recomputed
 
 # Normal quantile some agents use instead of Student's t for the MDE.
@@ -38,12 +38,14 @@ def _test_description(ctx: AuditContext) -> str:
 def _other_methods(ctx: AuditContext, claimed: float) -> list[str]:
     """Descriptions of the other tests whose p the claim matches (printed digits and float noise allowed)."""
     from ..pmethods import alternative_p_values
+    from ..pvalues import exact_agreement
 
     r = ctx.recomputed
     shown = printed(claimed)
     named = []
-    one_sided = ctx.p_agrees_with(r.p_band_one_sided)
-    if one_sided.consistent:
+    # Within printing only: a Monte-Carlo reading fits nearly any short print, so it names no method.
+    one_sided = exact_agreement(claimed, r.p_band_one_sided)
+    if one_sided is not None and one_sided.consistent:
         named.append(f"the one-sided sign-flip p ({_fmt(r.p_value_one_sided)})")
     for alternative in alternative_p_values(ctx.baseline.per_seed, ctx.idea.per_seed, seed=ctx.options.random_seed):
         if len(named) >= MAX_METHODS_NAMED:
@@ -60,16 +62,24 @@ def A307(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Recomputes the two-sided paired sign-flip permutation test on
-    mean(idea - baseline): exactly over all 2^n sign patterns for n <= 40
+    mean(idea - baseline): exactly over all 2^n sign patterns for n <= 30
     (meet-in-the-middle), by a seeded randomized test above that. A claim is
     consistent when it is the exact p printed with any rounding (near-ties
     that float32 or float64 arithmetic may break either way are allowed), or
     a Monte-Carlo estimate whose hit count lies in the exact binomial 99.9%
-    interval of the exact p, for the resample count the answer states or, if
-    it states none, for a count agents use (1,000 to 1,000,000, scipy's 9,999,
-    `--mc-resamples`) that its printed digits allow, under the conventions
-    hits/B, (hits+1)/(B+1) and scipy's 2·min of the one-sided estimates.
-    When the claim is another test's p (one-sided, paired t, Wilcoxon,
+    interval of the exact p, under the conventions hits/B, (hits+1)/(B+1)
+    and scipy's 2·min of the one-sided estimates, for:
+    - the resample count the answer states ("20,000 sign flips");
+    - else, when it says its test was randomized ("Monte-Carlo",
+      "resampled"), any count agents use (999 to 1,000,000);
+    - else the counts code uses by default at 9,999 draws and up (9,999,
+      10,000, 20,000, 50,000, 100,000, 1,000,000, `--mc-resamples`).
+
+    A claim only a smaller unstated count explains, or one printed with a
+    single significant digit that only a Monte-Carlo reading explains, fits
+    nearly any p near it: it is a warning when it lies within 2x of the
+    exact p and on its side of alpha, an error otherwise. When the claim is
+    another test's p within its printing (one-sided, paired t, Wilcoxon,
     unpaired permutation, z), the message names it.
 
     ## Why is this bad?
@@ -85,7 +95,7 @@ def A307(ctx: AuditContext) -> Iterator[Finding]:
     ## How to fix
     Report the p of the two-sided paired sign-flip test on the per-seed
     differences (the message gives it): exact over all 2^n sign patterns for
-    n <= 40, else a randomized test with its resample count stated ("20,000 sign
+    n <= 30, else a randomized test with its resample count stated ("20,000 sign
     flips"). Replace a p from another test (a t-test, Wilcoxon, a one-sided
     test). An honest Monte-Carlo p with an unstated count passes once the count
     is stated in `protocol_note`, or with `mc-resamples` in `[tool.auditor]`
@@ -96,14 +106,28 @@ def A307(ctx: AuditContext) -> Iterator[Finding]:
         return
     claimed = ctx.report.comparison.p_value
     methods = _other_methods(ctx, claimed)
+    severity = None
     if methods:
         which = " or ".join(methods)
         hint = f"; {_fmt(claimed)} is {which}, but the bench specifies the two-sided paired sign-flip test"
     else:
         hint = f"; it is {agreed.how}"
+        if agreed.weak and _near_and_on_the_same_side(claimed, r.p_band, ctx.options.alpha):
+            severity = Severity.WARNING
+            hint += "; state the resample count in protocol_note"
     source = f"{_test_description(ctx)} is"
     pointer = ctx.pointer("comparison", "p_value")
-    yield report_recomputed(A307, "p_value", claimed, source, r.p_value, pointer=pointer, hint=hint)
+    yield report_recomputed(A307, "p_value", claimed, source, r.p_value, pointer=pointer, hint=hint, severity=severity)
+
+
+# A claim only an unstated small resample count explains is a warning within this factor of the exact p.
+SMALL_COUNT_FACTOR = 2.0
+
+
+def _near_and_on_the_same_side(claimed: float, band: PBand, alpha: float) -> bool:
+    """``claimed`` lies within :data:`SMALL_COUNT_FACTOR` of every p in ``band`` and on the same side of alpha."""
+    near = band.high / SMALL_COUNT_FACTOR <= claimed <= band.low * SMALL_COUNT_FACTOR
+    return near and ((claimed < alpha) == (band.low < alpha) == (band.high < alpha))
 
 
 @check_rule("A308", "p-value-below-minimum", Severity.ERROR)

@@ -215,7 +215,7 @@ def _x901_finding(member: tuple[int, Any, CrossFacts], others: list[tuple[int, A
         f"{cross.model!r}, baseline config {cross.cfg_text} and {len(mine)} seeds "
         f"(seed {seed}: {mine[seed]:.10g} here, {theirs[seed]:.10g} in {first[1].source}): the benchmark is "
         "not deterministic, or one of the answers does not report what was run",
-        pointer=cross.baseline_pointer,
+        pointer=f"{cross.baseline_pointer}/{seed}",  # the first seed that differs, where the reader looks
         claimed=mine[seed],
         recomputed=theirs[seed],
     )

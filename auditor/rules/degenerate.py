@@ -48,17 +48,20 @@ def D501(ctx: AuditContext) -> Iterator[Finding]:
     ```
 
     ## How to fix
-    Check that the intervention runs at all (log or assert its effect on one
-    batch: the flag is read, the code path is reached, the result is not cast
-    away), fix it, and rerun the idea arm. Report no verdict about the idea
-    while its numbers equal the baseline's.
+    Fix the no-op and rerun the idea arm: check that the intervention runs at
+    all (log or assert its effect on one batch: the flag is read, the code
+    path is reached, the result is not cast away), then report the new
+    per-seed values and the verdict they give. No edit of the verdict fields
+    fixes this answer, so the other verdict rules advise none while this
+    rule fires; the answer fails until the idea's numbers come from a run in
+    which it ran.
     """
-    b, i = ctx.baseline.per_seed, ctx.idea.per_seed
-    if not b or b != i:  # tuples: equal lengths and equal values (-0.0 == 0.0, as numpy compares)
+    if not ctx.idea_is_baseline:
         return
     yield D501.finding(
-        f"the idea's {len(b)} per-seed values are identical to the baseline's: the intervention "
-        "changed nothing, so no verdict about the idea can be drawn",
+        f"the idea's {len(ctx.baseline.per_seed)} per-seed values are identical to the baseline's: the "
+        "intervention changed nothing, so no verdict about the idea can be drawn; fix the no-op and rerun "
+        "the idea arm",
         pointer=ctx.idea.stats_pointer + "/per_seed",
         claimed=ctx.report.comparison.verdict,
         recomputed="no-op",

@@ -135,7 +135,9 @@ def V401(ctx: AuditContext) -> Iterator[Finding]:
     Classifies `comparison.verdict` by its words (better / worse /
     no effect) and compares it with the verdict the recomputed two-sided
     p-value (alpha 0.05, `--alpha`) and the sign of delta_mean give. A
-    verdict string whose meaning cannot be recognised also fires.
+    verdict string whose meaning cannot be recognised also fires. Silent, as
+    V402-V404 are, while D501 fires: an idea identical to its baseline has no
+    verdict to advise.
 
     ## Why is this bad?
     This is a decision error: the answer claims a significant improvement
@@ -164,7 +166,7 @@ def V401(ctx: AuditContext) -> Iterator[Finding]:
     audited with `alpha` in `[tool.auditor]` (`--alpha`).
     """
     r, text = ctx.recomputed, ctx.report.comparison.verdict
-    if r is None:
+    if r is None or ctx.no_verdict_to_advise():  # a no-op idea has no verdict to advise (D501)
         return
     claimed, alpha = ctx.claimed_verdict, ctx.options.alpha
     if claimed is None:
@@ -230,7 +232,8 @@ def V402(ctx: AuditContext) -> Iterator[Finding]:
     support: the claimed comparison verdict when they support it, else the
     recomputed one, so the advice never contradicts V401's. A flag that
     agrees with a wrong claimed verdict is left to V401, which reports the
-    decision once.
+    decision once. Silent while D501 fires: a no-op idea has no verdict to
+    advise.
 
     ## Why is this bad?
     Pipelines read the boolean, people read the sentence; when they disagree
@@ -248,6 +251,8 @@ def V402(ctx: AuditContext) -> Iterator[Finding]:
     follows the recomputed one.
     """
     claimed = ctx.report.comparison.system_worked
+    if ctx.no_verdict_to_advise():
+        return
     correction = None if claimed is None else _correction(ctx, claimed, _is_improvement)
     if correction is None:
         return
@@ -267,43 +272,75 @@ def _is_improvement(verdict: Verdict) -> bool:
     return verdict is Verdict.BETTER
 
 
-@check_rule("V403", "worked-contradicts-system-verdict", Severity.ERROR)
+@check_rule("V403", "worked-contradicts-verdict", Severity.ERROR)
 def V403(ctx: AuditContext) -> Iterator[Finding]:
-    """The top-level worked flag contradicts system_verdict.
+    """The top-level `worked` flag or `system_verdict` contradicts the comparison.
 
     ## What it does
-    Fires when `worked` is true while `system_verdict` is "failed", or false
-    while it is "worked". Other system_verdict words are not judged.
+    `worked` must be true, and `system_verdict` "worked", exactly when the
+    comparison verdict the recomputed statistics support is "idea better
+    (significant)"; false and "failed" otherwise. Each field is compared with
+    that verdict (the claimed one when the statistics support it, else the
+    recomputed one, as for V402), not only with the other field, so an honest
+    "hurts" beside `"worked": true, "system_verdict": "worked"` is caught. A
+    field that follows a wrong claimed verdict is left to V401. Without a
+    comparison to judge by, the two fields must agree with each other. Other
+    system_verdict words are not judged. Silent while D501 fires.
 
     ## Why is this bad?
-    The two fields state the same outcome; when they disagree, whichever one
-    a reader or a pipeline looks at first decides what they believe.
+    Pipelines and people read these two fields first; when they say the idea
+    worked and the numbers say it did not, the idea is routed on as a success.
 
     ## Example
     ```json
-    {"worked": true, "system_verdict": "failed"}
+    {"worked": true, "system_verdict": "worked", "practical_verdict": "hurts",
+     "bench_report": {"comparison": {"verdict": "idea worse (significant)"}}}
     ```
 
     ## How to fix
-    Make `worked` and `system_verdict` state the same outcome (`true` with
-    "worked", `false` with "failed"), both following the comparison verdict the
-    recomputed statistics support (see V401).
+    Set `worked` to true and `system_verdict` to "worked" only for a significant
+    improvement, else false and "failed": the value the message gives, which
+    follows the recomputed statistics as V401's advice does.
     """
     a = ctx.answer
-    if a is None or a.worked is None or not isinstance(a.system_verdict, str):
+    if a is None or ctx.no_verdict_to_advise():
         return
-    expected = _SYSTEM_VERDICTS.get(a.system_verdict.strip().lower())
-    if expected is None or a.worked == expected:
-        return
+    system = _SYSTEM_VERDICTS.get(a.system_verdict.strip().lower()) if isinstance(a.system_verdict, str) else None
     reference, source = _reference_verdict(ctx)
-    agree_with = f'{source} ("{reference.value}")' if reference is not None else "the comparison verdict"
-    yield V403.finding(
-        f'worked is {str(a.worked).lower()} but system_verdict is "{_quoted(a.system_verdict)}"; '
-        f"make the two agree with {agree_with}",
-        pointer=join_pointer("", "worked"),
-        claimed=a.worked,
-        recomputed=expected,
-    )
+    if reference is None:  # nothing to judge by: the two fields must at least agree
+        if a.worked is not None and system is not None and a.worked != system:
+            yield V403.finding(
+                f'worked is {str(a.worked).lower()} but system_verdict is "{_quoted(a.system_verdict)}"; '
+                "make the two state the same outcome",
+                pointer=join_pointer("", "worked"),
+                claimed=a.worked,
+                recomputed=system,
+            )
+        return
+    if a.worked is not None:
+        correction = _correction(ctx, a.worked, _is_improvement)
+        if correction is not None:
+            expected = _is_improvement(correction[0])
+            yield V403.correction(
+                f'worked is {str(a.worked).lower()} but {correction[1]} is "{correction[0].value}" (worked is '
+                "true exactly for a significant improvement)",
+                expected,
+                shown=str(expected).lower(),
+                pointer=join_pointer("", "worked"),
+                claimed=a.worked,
+            )
+    if system is not None:
+        correction = _correction(ctx, system, _is_improvement)
+        if correction is not None:
+            expected_word = "worked" if _is_improvement(correction[0]) else "failed"
+            yield V403.correction(
+                f'system_verdict is "{_quoted(a.system_verdict)}" but {correction[1]} is "{correction[0].value}" '
+                '(system_verdict is "worked" exactly for a significant improvement)',
+                expected_word,
+                shown=f'"{expected_word}"',
+                pointer=join_pointer("", "system_verdict"),
+                claimed=_quoted(a.system_verdict),
+            )
 
 
 @check_rule("V404", "practical-verdict-contradicts-comparison", Severity.ERROR)
@@ -315,7 +352,8 @@ def V404(ctx: AuditContext) -> Iterator[Finding]:
     with the verdict the recomputed statistics support (the claimed
     comparison verdict when they support it, else the recomputed one, as for
     V402). A practical verdict that agrees with a wrong claimed verdict is
-    left to V401. Unrecognised practical words are not judged.
+    left to V401. Unrecognised practical words are not judged. Silent while
+    D501 fires.
 
     ## Why is this bad?
     "helps" on top of "no measurable effect" tells a reader skimming the
@@ -333,7 +371,7 @@ def V404(ctx: AuditContext) -> Iterator[Finding]:
     the two never disagree.
     """
     a = ctx.answer
-    if a is None:
+    if a is None or ctx.no_verdict_to_advise():
         return
     practical = classify_practical(a.practical_verdict)
     correction = None if practical is None else _correction(ctx, practical, lambda verdict: verdict)

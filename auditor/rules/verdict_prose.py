@@ -142,12 +142,14 @@ def _relative_contradiction(ctx: AuditContext, claim: RelativeChangeClaim) -> st
     lower = ctx.lower_is_better
     if claim.metric_direction is not None and (claim.metric_direction == "lower") != lower:
         return None  # "error fell" over an accuracy report: perhaps 1 - accuracy, not judged
-    c, base = ctx.report.comparison, ctx.baseline.stats.mean
-    if base != 0 and math.isfinite(100.0 * c.delta_mean / base):
-        change = f"changes the baseline mean by {100.0 * c.delta_mean / base:+.3g}%"
+    r = ctx.recomputed  # the message quotes the recomputed change, never a wrong reported one
+    delta, base = (ctx.report.comparison.delta_mean, ctx.baseline.stats.mean) if r is None else (
+        r.delta_mean, r.baseline.mean)
+    if base != 0 and math.isfinite(100.0 * delta / base):
+        change = f"changes the baseline mean by {100.0 * delta / base:+.3g}%"
     else:
         change = "changes the baseline mean"
-    given = f"{change} (delta_mean {c.delta_mean:.3g} of {base:.4g})"
+    given = f"{change} (delta_mean {delta:.3g} of {base:.4g})"
     sign = _delta_sign(ctx)
     if claim.direction is not None and claim.reported.value != 0 and sign != 0:
         expected = _EXPECTED_SIGN.get(claim.direction)
@@ -228,22 +230,26 @@ def _contradictions(
     """
     c, r = ctx.report.comparison, ctx.recomputed
     claims = extract_claims(text, budget, context=context, omit=agrees)
+    # The advice is the recomputed value (a wrong JSON value is never copied into the prose); the
+    # report's value is named beside it when the two differ.
     for p in claims.p_values:
         if not _p_value_agrees(values, p):
-            yield f'the prose says "{p.text}" but comparison.p_value is {c.p_value:.10g}', p.text, c.p_value
+            yield _says(p.text, "p", c.p_value, r and r.p_value, "comparison.p_value"), p.text, _true(c.p_value, r and r.p_value)
     for w in claims.wins:
         if w.wins not in (c.idea_wins, r.idea_wins if r is not None else None):
-            yield f'the prose says "{w.text}" but comparison.idea_wins is {c.idea_wins}', w.text, c.idea_wins
+            yield _says(w.text, "idea_wins", c.idea_wins, r and r.idea_wins, "comparison.idea_wins"), w.text, _true(
+                c.idea_wins, r and r.idea_wins
+            )
         elif w.total is not None and w.total not in (c.n_pairs, r.n_pairs if r is not None else None):
-            yield f'the prose says "{w.text}" but comparison.n_pairs is {c.n_pairs}', w.text, c.n_pairs
+            yield _says(w.text, "n_pairs", c.n_pairs, r and r.n_pairs, "comparison.n_pairs"), w.text, _true(
+                c.n_pairs, r and r.n_pairs
+            )
     for d in claims.deltas:
         if not _delta_agrees(values, d):
-            yield (
-                f'the prose says "{d.text}" but comparison.delta_mean is {c.delta_mean:.10g}',
-                d.text,
-                c.delta_mean,
+            yield _says(d.text, "delta_mean", c.delta_mean, r and r.delta_mean, "comparison.delta_mean"), d.text, _true(
+                c.delta_mean, r and r.delta_mean
             )
-    base, idea = ctx.baseline.stats.mean, ctx.idea.stats.mean
+    base, idea = (ctx.baseline.stats.mean, ctx.idea.stats.mean) if r is None else (r.baseline.mean, r.idea.mean)
     for ft in claims.from_to:
         if not _from_to_agrees(values, ft):
             yield (
@@ -254,8 +260,24 @@ def _contradictions(
     for rc in claims.relative_changes:
         message = _relative_contradiction(ctx, rc)
         if message is not None:
-            relative = 100.0 * c.delta_mean / base if base != 0 else c.delta_mean
+            delta = c.delta_mean if r is None else r.delta_mean
+            relative = 100.0 * delta / base if base != 0 else delta
             yield message, rc.text, relative if math.isfinite(relative) else None
+
+
+def _true(claimed: Any, recomputed: Any) -> Any:
+    """The value the prose should quote: the recomputed one when there is one."""
+    return claimed if recomputed is None else recomputed
+
+
+def _says(text: str, name: str, claimed: Any, recomputed: Any, field: str) -> str:
+    """'the prose says "<text>" but <the true value>', naming the report's value where it differs."""
+    if recomputed is None:
+        return f'the prose says "{text}" but {field} is {claimed:.10g}'
+    message = f'the prose says "{text}" but the recomputed {name} is {recomputed:.10g}'
+    if claimed != recomputed:
+        message += f" ({field}: {claimed:.10g})"
+    return message
 
 
 @check_rule("V406", "prose-number-contradicts-report", Severity.ERROR)
@@ -313,7 +335,7 @@ def V406(ctx: AuditContext) -> Iterator[Finding]:
             return
         for message, quoted, value in _contradictions(ctx, text, budget, _metrics_key(path), values, agrees):
             yield V406.finding(
-                f"{message}; make the prose quote the report",
+                f"{message}; make the prose quote {'the report' if ctx.recomputed is None else 'the recomputed value'}",
                 pointer=join_pointer("", *path),
                 claimed=quoted,
                 recomputed=value,
