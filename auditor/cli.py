@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from . import __version__
 from .errors import AuditorError, UsageError
-from .options import MiB, RerunOptions
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -64,29 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_line(args: argparse.Namespace):  # -> option_model.CommandLine
-    from .option_model import CommandLine, validate_command_line
+    from .option_model import flag_fields, validate_command_line
 
-    return validate_command_line({name: getattr(args, name) for name in CommandLine.options if hasattr(args, name)})
-
-
-def _rerun_options(cli) -> RerunOptions | None:  # cli: option_model.CommandLine
-    if not cli.rerun:
-        return None
-    defaults = RerunOptions()
-    return RerunOptions(
-        device=cli.device or defaults.device,
-        workspace=cli.workspace,
-        timeout=cli.timeout or defaults.timeout,
-        python=cli.python,
-        rtol=cli.rtol,
-        memory_bytes=int(cli.memory * 1024 * MiB) if cli.memory else defaults.memory_bytes,
-        disk_bytes=int(cli.disk * 1024 * MiB) if cli.disk is not None else defaults.disk_bytes,
-        max_processes=cli.max_processes or defaults.max_processes,
-        output_limit_bytes=int(cli.max_output * MiB) if cli.max_output else defaults.output_limit_bytes,
-        unsafe_no_sandbox=bool(cli.unsafe_no_sandbox),
-        cache_dir=cli.cache_dir,
-        use_cache=not cli.no_cache,
-    )
+    return validate_command_line({name: getattr(args, name) for name in flag_fields() if hasattr(args, name)})
 
 
 def _details(text: str | None) -> int | None:
@@ -189,6 +168,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     cli = _command_line(args)
     _check_combinations(cli)
+    rerun = cli.rerun_options()
     settings = _settings(cli, args.paths)
     found = survey(args.paths, settings.include, settings.exclude, force_exclude=settings.force_exclude)
     paths = found.paths
@@ -206,7 +186,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         quiet=bool(cli.quiet), statistics=bool(cli.statistics), baseline=cli.baseline,
         write_baseline=cli.write_baseline, details=_details(cli.details),
     )
-    run = run_session(paths, settings, session, rerun=_rerun_options(cli), walked=found.walked,
+    run = run_session(paths, settings, session, rerun=rerun, walked=found.walked,
                       excluded=found.excluded)
     if cli.write_baseline or cli.exit_zero:
         return EXIT_OK
@@ -235,7 +215,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def _find_rule(text: str):  # -> findings.Rule
     """A rule by code (``A307``, any case) or by name (``p-value-inconsistent``)."""
     from .findings import all_rules
-    from .option_model import suggest
+    from .options import suggest
 
     wanted = text.strip()
     rules = all_rules()

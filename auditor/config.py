@@ -63,7 +63,6 @@ from .discovery import DEFAULT_INCLUDE, options_for
 from .errors import UsageError
 from .findings import Severity, matches
 from .option_model import CommandLine, FileOptions, validate_file
-from .option_values import fail_on_severity
 from .options import AuditOptions
 
 PYPROJECT = "pyproject.toml"
@@ -251,19 +250,18 @@ def resolve(config: Config, cli: CommandLine | None = None) -> Settings:
     if select and cli.extend_select:
         select = (*select, *cli.extend_select)
     ignore = (*(cli.ignore if "ignore" in given else rules.ignore or ()), *(cli.extend_ignore or ()))
-    file, defaults = config.options, AuditOptions()
+    file = config.options
     thresholds = file.thresholds.given() if file.thresholds else {}
     limits = {name: getattr(cli, name) for name in ("max_bytes", "max_depth", "max_seeds", "encoding") if name in given}
-    options = replace(
-        defaults,
+    numbers = {name: value for name in ("alpha", "mc_resamples", "resamples")
+               if (value := _first(getattr(cli, name), getattr(file, name))) is not None}
+    options = AuditOptions(  # validated once more as a whole: the Python API's contract
         select=tuple(dict.fromkeys(select)),
         ignore=tuple(dict.fromkeys(ignore)),
-        fail_on=fail_on_severity(_first(cli.fail_on, rules.fail_on, "error")),
-        alpha=_first(cli.alpha, file.alpha, defaults.alpha),
-        mc_resamples=_first(cli.mc_resamples, file.mc_resamples, defaults.mc_resamples),
-        resamples=_first(cli.resamples, file.resamples, defaults.resamples),
+        fail_on=_first(cli.fail_on, rules.fail_on, "error"),
         severity_overrides=rules.severity,
         always_fail=rules.always_fail,
+        **numbers,
         **thresholds,
         **limits,
     )

@@ -4,13 +4,16 @@ the recomputed statistics and the options."""
 from __future__ import annotations
 
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import Answer, ArmView, BenchReport, join_pointer
 from .options import AuditOptions
 from .pvalues import PAgreement, exact_agreement, monte_carlo_agreement
 from .records import computed_once, frozen_record
 from .stats import PBand, Recomputed
+
+if TYPE_CHECKING:
+    from .rounding import Rounding
 from .verdicts import Verdict, classify_verdict
 
 
@@ -101,17 +104,45 @@ class AuditContext:
         return texts
 
     @computed_once
+    def rounding(self) -> Rounding | None:
+        """The intervals of the statistics of the printed per-seed values (None: nothing recomputed)."""
+        r = self.recomputed
+        if r is None:
+            return None
+        from .rounding import Rounding
+
+        o = self.options
+        return Rounding(
+            self.baseline.per_seed, self.idea.per_seed, r, lower_is_better=self.lower_is_better,
+            exact_max_n=o.exact_max_n, resamples=o.resamples, seed=o.random_seed,
+            claimed_diffs=self.report.comparison.per_seed_diffs,
+        )
+
+    @computed_once
+    def printed_p_band(self) -> PBand | None:
+        """The p range the per-seed values as printed allow (:attr:`Rounding.p_band`), when they are printed
+        coarser than computed; None when they are not (the recomputed band then decides the verdict)."""
+        rounding = self.rounding
+        return rounding.p_band if rounding is not None and rounding.coarse else None
+
+    @computed_once
     def p_agreement(self) -> PAgreement | None:
         """Whether the claimed p_value could come from an honest sign-flip test (None: nothing recomputed)."""
         r = self.recomputed
-        return None if r is None else self.p_agrees_with(r.p_band)
+        return None if r is None else self.p_agrees_with(r.p_band, self.rounding)
 
-    def p_agrees_with(self, band: PBand) -> PAgreement:
+    def p_agrees_with(self, band: PBand, rounding: Rounding | None = None) -> PAgreement:
         """:func:`~auditor.pvalues.agreement` of the claimed p_value with ``band``, the answer's stated
         resample counts and the configured one; the prose is read for counts only when the claim is not
-        the exact p (most claims are)."""
+        the exact p (most claims are).  With ``rounding``, the exact p of any values the printed per-seed
+        values stand for (and of their decimals in exact arithmetic) agrees too; it is computed only
+        when ``band`` alone does not decide."""
         claimed = self.report.comparison.p_value
         exact = exact_agreement(claimed, band)
+        if exact is None and rounding is not None:
+            exact = exact_agreement(claimed, rounding.p_band)
+            if rounding.coarse:
+                band = rounding.p_band  # a Monte-Carlo estimate of any p the printed values allow
         if exact is not None:
             return exact
         return monte_carlo_agreement(

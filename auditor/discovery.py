@@ -11,7 +11,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -222,4 +222,5 @@ def options_for(
     for glob, codes in per_file_ignores.items():
         if fnmatch.fnmatchcase(relative, glob) or ("/" not in glob and fnmatch.fnmatchcase(os.path.basename(path), glob)):
             extra.extend(codes)
-    return replace(options, ignore=(*options.ignore, *extra)) if extra else options
+    # model_copy: the configured codes were validated when the file was read, not again per file.
+    return options.model_copy(update={"ignore": (*options.ignore, *extra)}) if extra else options

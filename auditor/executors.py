@@ -16,7 +16,6 @@ what the caller needs of a result, smaller and cheaper to pickle than the result
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from typing import Any, NamedTuple, Self
 
 from .audit import audit_path
@@ -238,7 +237,7 @@ def _without_progress(rerun: RerunOptions | None) -> RerunOptions | None:
     """A spinner callback lives in this process; it cannot travel to a worker."""
     if rerun is None or rerun.progress is None:
         return rerun
-    return replace(rerun, progress=None)
+    return rerun.model_copy(update={"progress": None})
 
 
 def make_pool(

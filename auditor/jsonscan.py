@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from .literals import PrintedFloat, from_literal, keep_claim_literals
 from .model import join_pointer
 
 # orjson, a compiled decoder (a third of the C json module's time on an answer), once imported;
@@ -41,6 +42,11 @@ _BRACKET = re.compile(r"[{}\[\]]")
 # match per bracket, all in the regex engine.  Possessive, so linear.
 _TO_NEXT_BRACKET = re.compile(r'(?:[^{}\[\]"]++|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")*+[{}\[\]"]')
 _JSON_LOOKING = re.compile(r'\{\s*(?:["}]|\Z)')
+# A number literal whose shortest repr may lose digits it printed: a fraction of two or more digits
+# ending in a zero ("0.0000", "10.930"; "0.0" is its own repr), or a mantissa ending in one before an
+# exponent ("1.50e-3", "150e-5").  Only a text holding one pays for the number hooks that keep such
+# literals (auditor.literals); a match in a string only costs that.
+_LITERAL_DIGITS = re.compile(r"\.[0-9]+0(?![0-9])|0[eE]")
 
 
 def looks_like_json(text: str, start: int) -> bool:
@@ -260,6 +266,7 @@ class StrictDecoder:
 
     def __init__(self) -> None:
         self.created = 0
+        self.printed = 0  # PrintedFloat values made (auditor.literals)
         self.objects = 0  # read by decode_whole_object: orjson only from the (ORJSON_AFTER + 1)th on
         self._fast = json.JSONDecoder(parse_constant=self._parse_constant)
         self._slow: json.JSONDecoder | None = None  # built on first need: most texts never need it
@@ -291,6 +298,7 @@ class StrictDecoder:
 
     def json_decode_shaped(self, text: str, start: int = 0) -> tuple[Any, int, bytes]:
         """:meth:`raw_decode_shaped` by json alone (its C path, or the hooks where the shape asks)."""
+        printed_before = self.printed
         try:
             value, end = self._fast.raw_decode(text, start)
         except json.JSONDecodeError:
@@ -300,9 +308,12 @@ class StrictDecoder:
             shape = shape_of(text[start:end])
         else:
             shape = shape_of(text[start:end])
-            # The fast path turned any overflowing number into inf or a huge int: decode again, slowly.
-            if _may_overflow(shape):
+            # The fast path turned any overflowing number into inf or a huge int, and kept no literal:
+            # decode again, slowly, when the text holds either.
+            if _may_overflow(shape) or _LITERAL_DIGITS.search(text, start, end) is not None:
                 value, end = self._slow_decoder().raw_decode(text, start)
+        if self.printed != printed_before:
+            keep_claim_literals(value)
         if shape.find(b"\\") >= 0 and _SURROGATE_ESCAPE.search(text, start, end) is not None:
             value = replace_lone_surrogates(value)
         return value, end, shape
@@ -322,9 +333,11 @@ class StrictDecoder:
         return self._non_finite(text, f"{text} (not a JSON number)")
 
     def _parse_float(self, text: str) -> float | NonFinite:
-        value = float(text)
+        value = from_literal(text)
         if value in (_INF, -_INF):
             return self._non_finite(_shorten(text), f"{_shorten(text)} (overflows a 64-bit float to infinity)")
+        if type(value) is PrintedFloat:
+            self.printed += 1
         return value
 
     def _parse_int(self, text: str) -> int | NonFinite:
@@ -377,6 +390,8 @@ def _whole_object(orjson: Any, text: str, start: int) -> tuple[Any, int, bytes] 
     if end <= start:
         return None
     chunk = text[start:end]
+    if _LITERAL_DIGITS.search(chunk) is not None:
+        return None  # a literal whose digits its repr loses: json's path keeps it (auditor.literals)
     try:
         value = orjson.loads(chunk)
     except ValueError:  # its JSONDecodeError: json will say where (or read the stand-ins)

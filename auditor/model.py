@@ -136,11 +136,16 @@ def _extra(cls: type[_Model], data: dict[str, Any]) -> dict[str, Any]:
 
 # A JSON integer in a float field converts exactly as Python does (the schema bounds it);
 # the schema lets only integral values into an integer field (3.0 is the integer 3).
-_float, _int, _object, _strings = float, int, dict, list
+_int, _object, _strings = int, dict, list
+
+
+def _float(value: Any) -> float:
+    """A float field's value: an int becomes a float; a float (one that keeps its literal too) stays."""
+    return float(value) if type(value) is int else value
 
 
 def _floats(values: list[Any]) -> list[float]:
-    return list(map(float, values))
+    return [float(value) if type(value) is int else value for value in values]
 
 
 def _as_written(value: Any) -> Any:

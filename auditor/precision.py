@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial, reduce
 from operator import add
 
+from .literals import PrintedFloat, digits_and_half_unit
 from .records import frozen_record
 
 # Unit roundoff of IEEE binary64 and binary32.
@@ -86,20 +87,23 @@ class Printed:
 
 
 def printed(value: float) -> Printed:
-    """The digits of ``value``'s shortest repr: ``printed(0.0156)`` has 3 digits, half unit 5e-5.
+    """The digits ``value`` was printed with: ``printed(0.0156)`` has 3 digits, half unit 5e-5.
 
-    ``0.0`` counts as one printed decimal (half unit 0.05), as does ``14.0``:
-    that is how Python prints a float that was rounded to one decimal.
+    A number read with its literal (:class:`~auditor.literals.PrintedFloat`: ``0.0000``,
+    ``10.930``) has the literal's digits; any other float its shortest repr's: ``0.0``
+    counts as one printed decimal (half unit 0.05), as does ``14.0``, which is how
+    Python prints a float that was rounded to one decimal.
     """
-    value = float(value)
     if not math.isfinite(value):
-        return Printed(value, 0, math.inf)
-    return Printed(value, *_digits_and_half_unit(value))
+        return Printed(float(value), 0, math.inf)
+    return Printed(float(value), *_digits_and_half_unit(value))
 
 
 def _digits_and_half_unit(value: float) -> tuple[int, float]:
     """:func:`printed`'s digits and half unit of a finite float, without building a :class:`Printed`."""
-    mantissa, _, exponent = repr(abs(value)).partition("e")
+    if type(value) is PrintedFloat:
+        return digits_and_half_unit(value.literal)
+    mantissa, _, exponent = repr(abs(float(value))).partition("e")
     whole, _, fraction = mantissa.partition(".")
     digits = max(len((whole + fraction).lstrip("0")), 1)
     return digits, 0.5 * 10.0 ** (int(exponent or 0) - len(fraction))
@@ -162,7 +166,7 @@ def could_be_float32(claimed: float, forms: Iterable[tuple[float, float]] = ()) 
     digit of a float32 number; with 9 or more digits that pins the float32
     down, with fewer every number qualifies.
     """
-    return _could_be_float32(claimed, _half_unit(float(claimed)), forms)
+    return _could_be_float32(claimed, _half_unit(claimed), forms)
 
 
 def _could_be_float32(claimed: float, half_unit: float, forms: Iterable[tuple[float, float]]) -> bool:
@@ -172,7 +176,9 @@ def _could_be_float32(claimed: float, half_unit: float, forms: Iterable[tuple[fl
     return any(near_float32(value, abs(sensitivity) * half_unit) for value, sensitivity in forms)
 
 
-def agrees(claimed: float, recomputed: float, noise: Noise | Callable[[], Noise], *, rtol: float = 0.0) -> bool:
+def agrees(
+    claimed: float, recomputed: float, noise: Noise | Callable[[], Noise], *, rtol: float = 0.0, width: float = 0.0
+) -> bool:
     """True when ``claimed`` is ``recomputed`` as some honest computation and printing gives it.
 
     ``rtol`` is a method tolerance on top (a t quantile read from a table).  ``noise`` may be
@@ -185,12 +191,15 @@ def agrees(claimed: float, recomputed: float, noise: Noise | Callable[[], Noise]
         return math.isfinite(claimed)
     if not (math.isfinite(claimed) and math.isfinite(recomputed)):
         return False
-    printed_half_unit = _half_unit(float(claimed))
-    # A printed zero carries no digit to round at: "0.0" beside a real effect is a claim of none.
-    half_unit = 0.0 if claimed == 0 else printed_half_unit
+    printed_half_unit = _half_unit(claimed)
+    # A printed zero carries no digit to round at: "0.0" beside a real effect is a claim of none.  A
+    # zero printed with its decimals ("0.0000", a literal) is rounded to them like any other number.
+    half_unit = 0.0 if claimed == 0 and type(claimed) is not PrintedFloat else printed_half_unit
     diff = abs(claimed - recomputed)
-    # Half a unit of the printed digit, with float slack at exact halves.
-    slack = half_unit * (1 + 1e-9) + 2 * math.ulp(max(abs(claimed), abs(recomputed))) + rtol * abs(recomputed)
+    # Half a unit of the printed digit, with float slack at exact halves; ``width``: how far the
+    # recomputed value itself may be from the one the unrounded per-seed values give (auditor.rounding).
+    slack = (half_unit * (1 + 1e-9) + 2 * math.ulp(max(abs(claimed), abs(recomputed))) + rtol * abs(recomputed)
+             + width)
     if callable(noise):
         if diff <= slack:
             return True
@@ -202,7 +211,7 @@ def agrees(claimed: float, recomputed: float, noise: Noise | Callable[[], Noise]
     return diff <= slack + noise.float32
 
 
-def mean_agrees(claimed: float, recomputed: float, n: int, magnitude: float) -> bool:
+def mean_agrees(claimed: float, recomputed: float, n: int, magnitude: float, width: float = 0.0) -> bool:
     """:func:`agrees` for a mean (or a difference of means) of n values of at most ``magnitude``.
 
     The noise bound is built only when the two differ beyond the printed digits: most
@@ -212,8 +221,8 @@ def mean_agrees(claimed: float, recomputed: float, n: int, magnitude: float) -> 
     if claimed == recomputed:
         return agrees(claimed, recomputed, _NO_NOISE)
     if math.isnan(magnitude):
-        return agrees(claimed, recomputed, mean_noise(n, magnitude, claimed))
-    return agrees(claimed, recomputed, partial(mean_noise, n, magnitude, claimed))
+        return agrees(claimed, recomputed, mean_noise(n, magnitude, claimed), width=width)
+    return agrees(claimed, recomputed, partial(mean_noise, n, magnitude, claimed), width=width)
 
 
 def mean_noise(n: int, magnitude: float, claimed: float) -> Noise:

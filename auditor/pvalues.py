@@ -50,6 +50,8 @@ _DEFAULT_SORTED = tuple(sorted(DEFAULT_RESAMPLES))
 _OTHER_SORTED = tuple(b for b in _COMMON_SORTED if b not in DEFAULT_RESAMPLES)
 # Two-sided miss probability of the binomial interval a Monte-Carlo claim must lie in (99.9%).
 MC_MISS = 0.001
+# Miss probability for an unstated-count estimate printed with one significant digit (99%).
+SHORT_PRINT_MISS = 0.01
 # Slack, in hits, for float error in claim * B (a 17-digit claim of 295/20000).
 HITS_SLACK = 1e-7
 # A binomial tail summed here decides against the 99.9% level when it is further from it than this,
@@ -159,15 +161,17 @@ def _terms(conventions: Iterable[Convention]) -> tuple[list[_Term], float]:
 _DEFAULT_TERMS = _terms(CONVENTIONS)
 
 
-def _binomial_plausible(hits: tuple[int, int], resamples: int, band: PBand, tail: float) -> bool:
-    """Some count in ``hits`` lies in the 99.9% interval of Bin(B, p*tail) for some p in ``band``.
+def _binomial_plausible(
+    hits: tuple[int, int], resamples: int, band: PBand, tail: float, miss: float = MC_MISS
+) -> bool:
+    """Some count in ``hits`` lies in the 1 - ``miss`` (99.9%) interval of Bin(B, p*tail) for some p in ``band``.
 
     P(X >= low) grows with p and P(X <= high) falls with it, so checking the
     first at the band's top and the second at its bottom decides it.
     """
     low, high = hits
     p_low, p_high = min(band.low * tail, 1.0), min(band.high * tail, 1.0)
-    level = MC_MISS / 2
+    level = miss / 2
     upper_ok = low <= 0 or _tail_reaches(low, resamples, p_high, level, upper=True)  # P(X >= low)
     return upper_ok and (high >= resamples or _tail_reaches(high, resamples, p_low, level, upper=False))
 
@@ -252,7 +256,8 @@ def monte_carlo_agreement(
     The counts tried: those the answer states; else, when it says its test was randomized
     (``randomized``), every count agents use; else :data:`DEFAULT_RESAMPLES` and
     ``assumed_resamples``, and a claim only a smaller count explains is not consistent but
-    flagged ``unstated_small_count``.
+    flagged ``weak``; so is a one-significant-digit claim that is an estimate only once rounded, or
+    only in the 99.9% interval and not in the 99% one (:data:`SHORT_PRINT_MISS`).
     """
     half_unit = _claim_half_unit(claimed)
     stated = sorted({int(b) for b in stated_resamples if b > 0})
@@ -266,8 +271,9 @@ def monte_carlo_agreement(
         return reading
     if reading is not None:
         # One significant digit spans +-50%: as a rounded estimate it fits nearly any p near it.  An
-        # estimate that is the value itself (0.0003 = 3/10,000) needs no rounding, and stays honest.
-        unrounded = _monte_carlo_reading(claimed, 2 * math.ulp(claimed or 1.0), band, candidates)
+        # estimate that is the value itself (0.0003 = 3/10,000) needs no rounding and stays honest, within
+        # the narrower interval a count of a few hits calls for (a 99.9% one holds 3x off at 10 hits).
+        unrounded = _monte_carlo_reading(claimed, 2 * math.ulp(claimed or 1.0), band, candidates, SHORT_PRINT_MISS)
         if unrounded is not None:
             return unrounded
         return PAgreement(
@@ -291,10 +297,12 @@ def monte_carlo_agreement(
     return PAgreement(False, f"neither the exact p nor a Monte-Carlo estimate with {where}")
 
 
-def _monte_carlo_reading(claimed: float, half_unit: float, band: PBand, candidates: Iterable[int]) -> PAgreement | None:
+def _monte_carlo_reading(
+    claimed: float, half_unit: float, band: PBand, candidates: Iterable[int], miss: float = MC_MISS
+) -> PAgreement | None:
     """The first count and convention whose plausible estimates print as ``claimed``; None when none does."""
     for resamples, convention, hits in _hit_ranges(claimed, half_unit, candidates):
-        if _binomial_plausible(hits, resamples, band, convention.tail):
+        if _binomial_plausible(hits, resamples, band, convention.tail, miss):
             return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
     return None
 

@@ -131,9 +131,13 @@ def _make_key(folder_fd: int) -> None:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` as canonical JSON data (sets sorted, enums by value, dataclasses by their compared fields)."""
+    """``value`` as canonical JSON data (sets sorted, enums by value, dataclasses by their compared fields,
+    option models by their fields less the excluded ones: a rerun's progress callback)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare}
+    fields = getattr(type(value), "model_fields", None)  # a pydantic model
+    if fields is not None:
+        return {name: _plain(getattr(value, name)) for name, f in fields.items() if not f.exclude}
     if isinstance(value, enum.Enum):
         return _plain(value.value)
     if isinstance(value, (set, frozenset)):

@@ -31,6 +31,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from .findings import Finding, Rule
+from .literals import PrintedFloat
 from .model import Answer, BenchReport, join_pointer
 from .rules.schema import S201, S202, S203
 from .schema_fast import Check, UnsupportedSchema, compile_validity
@@ -168,7 +169,7 @@ def _all_bounded_numbers(item_schema: Any, instance: Any) -> bool:
     if not _NUMBER_ITEM_KEYS.issuperset(item_schema):
         return False
     low, high = item_schema.get("minimum", -math.inf), item_schema.get("maximum", math.inf)
-    return all((type(x) is float or type(x) is int) and low <= x <= high for x in instance)
+    return all((type(x) is float or type(x) is int or type(x) is PrintedFloat) and low <= x <= high for x in instance)
 
 
 # --------------------------------------------------------------------------- validating

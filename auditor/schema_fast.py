@@ -31,6 +31,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .literals import PrintedFloat
+
 Check = Callable[[Any], bool]
 # Writes the statements that check the value held in a variable, given the source being
 # written and the variable's name: they return False when the value is invalid.
@@ -79,7 +81,7 @@ class _Source:
     """The names the generated check uses: fresh variables, and constants it refers to by name."""
 
     def __init__(self) -> None:
-        self.names: dict[str, Any] = {"NoneType": type(None)}
+        self.names: dict[str, Any] = {"NoneType": type(None), "PrintedFloat": PrintedFloat}
         self._count = 0
 
     def variable(self, prefix: str) -> str:
@@ -115,7 +117,7 @@ class _Source:
         if not groups:
             return ["return False"]
         kind_var = self.variable("t")
-        tests = [" or ".join(f"{kind_var} is {_CODE_NAMES[kind]}" for kind in kinds) for _, kinds in groups]
+        tests = [" or ".join(_is_kind(kind_var, kind) for kind in kinds) for _, kinds in groups]
         lines = [f"{kind_var} = type({var})"]
         if all(verdict is True for verdict, _ in groups):
             return [*lines, f"if not ({' or '.join(tests)}):", "    return False"]
@@ -123,6 +125,13 @@ class _Source:
             body = [] if verdict is True else verdict(self, var)
             lines += [f"{'elif' if index else 'if'} {test}:", *_indent(body or ["pass"])]
         return [*lines, "else:", "    return False"]
+
+
+def _is_kind(kind_var: str, kind: type) -> str:
+    """The test that a value of type ``kind_var`` is of the plain type ``kind``: a float that keeps its
+    literal (auditor.literals) is a float."""
+    test = f"{kind_var} is {_CODE_NAMES[kind]}"
+    return f"{test} or {kind_var} is PrintedFloat" if kind is float else test
 
 
 def _indent(lines: list[str], levels: int = 1) -> list[str]:

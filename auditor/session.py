@@ -161,7 +161,7 @@ def _collect(
     spin = rerun is not None and jobs == 1 and not args.dask and wanted(quiet=args.quiet)
     with rerun_spinner(enabled=spin) as say:
         if say is not None:
-            rerun = replace(rerun, progress=say)  # type: ignore[arg-type]
+            rerun = rerun.model_copy(update={"progress": say})  # type: ignore[union-attr]
         # The pool is entered first: its worker processes fork before the progress bar starts a thread.
         with make_pool(tasks, jobs=jobs, rerun=rerun, dask=args.dask, finish=finish) as pool, progress_bar(
             len(tasks), enabled=wanted(quiet=args.quiet) and not spin
@@ -267,7 +267,7 @@ def run_session(
     every other path is audited); ``excluded``: what include/exclude left out, named in the run.
     """
     if args.format == "html":  # its charts draw each answer's per-seed values and sweeps
-        settings = replace(settings, options=replace(settings.options, figure_data=True))
+        settings = replace(settings, options=settings.options.model_copy(update={"figure_data": True}))
     known = _load_baseline(args)
     # jsonl lines are signed for --resume, which counts only the lines this user's auditor wrote
     # for the same bytes and options (auditor.resume).

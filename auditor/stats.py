@@ -171,14 +171,17 @@ def mean_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> fl
     return float64_sum(quotients) / len(quotients)
 
 
-def std_ddof_matching(claimed: float, summary: ArmSummary) -> int | None:
-    """Which ddof (0 or 1) reproduces ``claimed``, printed and computed honestly; None when neither does."""
+def std_ddof_matching(claimed: float, summary: ArmSummary, widths: tuple[float, float] = (0.0, 0.0)) -> int | None:
+    """Which ddof (0 or 1) reproduces ``claimed``, printed and computed honestly; None when neither does.
+
+    ``widths``: how far each std may move with the rounding of the printed values (auditor.rounding).
+    """
     for ddof, value in ((0, summary.std_population), (1, summary.std_sample)):
         if value is None:
             continue
         noise = functools.partial(std_noise, summary.n, summary.magnitude, claimed, value)
         # Built only when needed; the bound divides by |claimed| + |value|: NaN only when that sum overflows.
-        if agrees(claimed, value, noise if math.isfinite(abs(claimed) + abs(value)) else noise()):
+        if agrees(claimed, value, noise if math.isfinite(abs(claimed) + abs(value)) else noise(), width=widths[ddof]):
             return ddof
     return None
 

@@ -80,7 +80,21 @@ CATEGORIES: tuple[tuple[str, float], ...] = (
     ("t_table", 1.0),
     ("int_counts", 1.0),
     ("identical", 0.5),
+    ("round4", 1.0),
+    ("round3", 1.0),
+    ("sig4", 1.0),
+    ("sig3", 1.0),
+    ("acc_pct2", 1.0),
+    ("trailing0", 1.0),
 )
+# Categories whose per-seed values are printed rounded (as literals: "10.9300"), every statistic computed from
+# the full values: (how, digits): "dec" rounds to that many decimals, "sig" to that many significant digits.
+ROUNDED = {
+    "round4": ("dec", 4), "round3": ("dec", 3), "sig4": ("sig", 4), "sig3": ("sig", 3), "acc_pct2": ("dec", 2),
+    "trailing0": ("dec", 4),
+}
+# acc_pct2: accuracy in percent over a test set of this many examples (values 100·k/N, not short decimals).
+PCT_TEST_SET = 7919
 CATEGORY_NAMES = tuple(c for c, _ in CATEGORIES)
 MC_RESAMPLES = {"mc1000": 1000, "mc2000": 2000, "mc5000": 5000, "mc20000": 20000}
 # Below the 9,999 draws an auditor assumes unstated, an honest agent says how many it drew; the
@@ -197,6 +211,37 @@ def _sign(x: int | float | Fraction) -> int:
 # --------------------------------------------------------------------------------------------
 # Cases and rendering
 # --------------------------------------------------------------------------------------------
+
+
+class Lit(float):
+    """A float printed as the literal ``text`` ("10.9300"): :func:`render` writes the text, not the repr."""
+
+    def __new__(cls, text: str) -> "Lit":
+        self = super().__new__(cls, text)
+        self.text = text
+        return self
+
+
+def fixed(x: float, decimals: int) -> Lit:
+    return Lit(f"{x:.{decimals}f}")
+
+
+def significant(x: float, k: int) -> Lit:
+    """``x`` with k significant digits, trailing zeros kept ("10.90")."""
+    decimals = k - 1 - math.floor(math.log10(abs(x))) if x else k - 1
+    return Lit(f"{x:.{max(decimals, 0)}f}")
+
+
+def _literals(value: Any, found: list[str]) -> Any:
+    """``value`` with every :class:`Lit` replaced by a placeholder string, its text appended to ``found``."""
+    if isinstance(value, Lit):
+        found.append(value.text)
+        return f"@@LIT{len(found) - 1}@@"
+    if isinstance(value, dict):
+        return {k: _literals(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_literals(v, found) for v in value]
+    return value
 
 
 @dataclass
@@ -345,7 +390,11 @@ def render(r: Report) -> str:
         "mechanism_ok": int(r.mech_confirmed),
         "system_judged": True,
     }
-    return HEADER + json.dumps(answer, ensure_ascii=False) + "\n"
+    found: list[str] = []
+    text = json.dumps(_literals(answer, found), ensure_ascii=False)
+    for k, literal in enumerate(found):
+        text = text.replace(f'"@@LIT{k}@@"', literal, 1)
+    return HEADER + text + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -454,7 +503,18 @@ def _honest(category: str, rng: np.random.Generator, case_seed: int) -> _Honest:
     lower = category != "float32_acc"
     meta: dict = {}
     metric = "test MSE"
-    if category == "float32_acc":
+    if category == "acc_pct2":
+        metric = "test accuracy (%)"
+        lower = False
+        kb, ki = _values_acc(rng, n, z)
+        kb = [int(round(k * PCT_TEST_SET / 10000)) for k in kb]
+        ki = [int(round(k * PCT_TEST_SET / 10000)) for k in ki]
+        if kb == ki:
+            ki[0] += 1
+        base = [100.0 * k / PCT_TEST_SET for k in kb]
+        idea = [100.0 * k / PCT_TEST_SET for k in ki]
+        d_int = [i - b for b, i in zip(kb, ki)]  # exact, in units of 100/N percent
+    elif category == "float32_acc":
         metric = "test accuracy"
         kb, ki = _values_acc(rng, n, z)
         base = [k / 10000 for k in kb]
@@ -555,6 +615,22 @@ def _honest(category: str, rng: np.random.Generator, case_seed: int) -> _Honest:
     elif category == "p_2dec":
         p_claim = round(p_claim, 2)
 
+    base_printed, idea_printed = list(base), list(idea)
+    if category in ROUNDED:
+        how, decimals = ROUNDED[category]
+        k = decimals
+        meta.update(full_base=list(base), full_idea=list(idea), printed_as=(how, k), d_int=list(d_int))
+
+        def show(x: float) -> Lit:
+            return significant(x, k) if how == "sig" else fixed(x, k)
+
+        base_printed, idea_printed = [show(x) for x in base], [show(x) for x in idea]
+        diffs = [significant(x, 4) if x else Lit("0.0") for x in diffs] if how == "sig" else [fixed(x, k) for x in diffs]
+        if category == "trailing0":  # every statistic printed with 4 decimals too, trailing zeros kept
+            base_mean, base_std, idea_mean, idea_std, delta_mean, mde, mde_rel_pct = (
+                fixed(x, 4) for x in (base_mean, base_std, idea_mean, idea_std, delta_mean, mde, mde_rel_pct)
+            )
+
     idea_name, mech_name = IDEAS[int(rng.integers(len(IDEAS)))]
     target = float(rng.choice((0.02, 0.05, 0.1, 0.25)))
     report = Report(
@@ -566,8 +642,8 @@ def _honest(category: str, rng: np.random.Generator, case_seed: int) -> _Honest:
         idea_name="a no-op variant of " + idea_name if category == "identical" else idea_name,
         mech_name=mech_name,
         n=n,
-        base_per_seed=list(base),
-        idea_per_seed=list(idea),
+        base_per_seed=base_printed,
+        idea_per_seed=idea_printed,
         base_mean=base_mean,
         base_std=base_std,
         idea_mean=idea_mean,
@@ -627,8 +703,8 @@ def _dishonest(kind: str, src: Case, src_h: _Honest) -> Case | None:
         new = replace(r, p=fake_p, verdict=verdict)
         crosses = (src_h.exact_p < ALPHA) != (fake_p < ALPHA)
     elif kind == "p_short":
-        if r.n > SHORT_MAX_N:
-            return None
+        if r.n > SHORT_MAX_N or r.protocol_extra:
+            return None  # the lie of issue 31: no resample count stated, nothing said about random draws
         factor = SHORT_FACTORS[int(_short_rng(src.name).integers(len(SHORT_FACTORS)))]
         fake_p = sig(src_h.exact_p * factor, 1)
         ratio = fake_p / src_h.exact_p
@@ -690,15 +766,23 @@ def _allocate(total: int, weights: list[float]) -> list[int]:
 def generate(
     n_answers: int = 3000, seed: int = 0, n_dishonest: int | None = None, kinds: tuple[str, ...] = DISHONEST_KINDS
 ) -> list[Case]:
-    """``n_answers`` honest answers over CATEGORIES and ``n_dishonest`` (default: as many) fakes of ``kinds``."""
+    """``n_answers`` honest answers over CATEGORIES (and the ROUNDED ones on top, at the same share per category)
+    and ``n_dishonest`` (default: as many as ``n_answers``) fakes of ``kinds``."""
     n_dishonest = n_answers if n_dishonest is None else n_dishonest
     rng = np.random.default_rng(seed)
     cases: list[Case] = []
     honest: list[tuple[Case, _Honest]] = []
-    counts = _allocate(n_answers, [w for _, w in CATEGORIES])
-    order = [c for (c, _), k in zip(CATEGORIES, counts) for _ in range(k)]
+    # The rounded categories come on top of ``n_answers``, at the same share per category, drawn from a
+    # generator of their own: adding them left every other answer (and every fake, made of those) as it was.
+    plain = [(c, w) for c, w in CATEGORIES if c not in ROUNDED]
+    rounded = [(c, w) for c, w in CATEGORIES if c in ROUNDED]
+    n_rounded = round(n_answers * sum(w for _, w in rounded) / sum(w for _, w in plain))
+    order = [c for (c, _), k in zip(plain, _allocate(n_answers, [w for _, w in plain])) for _ in range(k)]
+    order += [c for (c, _), k in zip(rounded, _allocate(n_rounded, [w for _, w in rounded])) for _ in range(k)]
+    rounded_rng = np.random.default_rng([seed, 31])
     for idx, category in enumerate(order):
-        h = _honest(category, rng, case_seed=int(rng.integers(2**63)))
+        draw = rounded_rng if category in ROUNDED else rng
+        h = _honest(category, draw, case_seed=int(draw.integers(2**63)))
         while category == "mc_small_unstated" and not h.meta["near"]:  # the category's agents print near p
             h = _honest(category, rng, case_seed=int(rng.integers(2**63)))
         r = h.report
@@ -719,7 +803,9 @@ def generate(
         cases.append(case)
         honest.append((case, h))
 
-    sources = [(c, h) for c, h in honest if c.category != "identical"]
+    # Fakes are made of full-precision answers: a fake of rounded per-seed values is only as detectable as its
+    # printed digits allow (the auditor accepts every claim within their intervals, A312 guards the verdict).
+    sources = [(c, h) for c, h in honest if c.category != "identical" and c.category not in ROUNDED]
     if not sources:
         return cases
     kind_counts = _allocate(n_dishonest, [1.0] * len(kinds))
@@ -790,7 +876,17 @@ def verify_honest(case: Case) -> list[str]:
     n = len(bs)
     need(len(ids) == n == br["n_seeds"] == c["n_pairs"] == br["baseline"]["full"]["n"] == br["idea"]["n"], "counts")
     need(len(c["per_seed_diffs"]) == n, "len(per_seed_diffs)")
-    if cat == "float32_acc":
+    rounded = ROUNDED.get(cat)
+    if rounded is not None:  # printed rounded: each within its half unit of the full value the agent computed with
+        how, k = case.meta["printed_as"]
+        for printed_value, full in zip(bs + ids, case.meta["full_base"] + case.meta["full_idea"]):
+            ok = _half_unit_ok(printed_value, full, k) if how == "sig" else abs(printed_value - full) <= 0.5 * 10.0**-k * (1 + 1e-9)
+            need(ok, f"per-seed rounding of {full!r}")
+        bs, ids = case.meta["full_base"], case.meta["full_idea"]
+    if cat == "acc_pct2":
+        B = [Fraction(x) for x in bs]
+        I = [Fraction(x) for x in ids]
+    elif cat == "float32_acc":
         kb = [round(x * 10000) for x in bs]
         ki = [round(x * 10000) for x in ids]
         need(all(x == k / 10000 for x, k in zip(bs + ids, kb + ki)), "accuracy values are k/10000")
@@ -805,7 +901,12 @@ def verify_honest(case: Case) -> list[str]:
         I = [Fraction(x) for x in ids]
     D = [i - b for b, i in zip(B, I)]
     den = math.lcm(*(x.denominator for x in D))
-    d_int = [int(x * den) for x in D]
+    d_int = [int(x * den) for x in D] if cat != "acc_pct2" else case.meta["d_int"]  # the agent's counts
+    # A statistic printed with 4 decimals (trailing0) is within half of their unit of its value.
+    fixed4 = cat == "trailing0"
+
+    def within4(printed_value: float, exact: float) -> bool:
+        return abs(printed_value - exact) <= 0.5e-4 * (1 + 1e-9) + 1e-12
 
     # means and stds
     ddof = 1 if cat == "ddof1" else 0
@@ -817,6 +918,8 @@ def verify_honest(case: Case) -> list[str]:
             k = int(cat[-1])
             need(_half_unit_ok(arm["mean"], float(mean), k), f"{label} mean rounding")
             need(_half_unit_ok(arm["std"], std, k) or arm["std"] == sig(std, k), f"{label} std rounding")
+        elif fixed4:
+            need(within4(arm["mean"], float(mean)) and within4(arm["std"], std), f"{label} mean/std 4 decimals")
         elif cat == "float32_acc":
             need(_close(arm["mean"], float(mean), 1e-6), f"{label} float32 mean")
             need(abs(arm["std"] - std) <= 1e-6 * float(mean), f"{label} float32 std")
@@ -831,11 +934,17 @@ def verify_honest(case: Case) -> list[str]:
     for k_, (printed, exact) in enumerate(zip(c["per_seed_diffs"], D_float)):
         if derived_k:
             need(_half_unit_ok(printed, exact, derived_k), f"diff {k_} rounding")
+        elif rounded is not None:
+            how, k = case.meta["printed_as"]
+            ok = _half_unit_ok(printed, exact, 4) if how == "sig" else abs(printed - exact) <= 0.5 * 10.0**-k * (1 + 1e-9)
+            need(ok or printed == exact, f"diff {k_} rounding")
         else:
             need(printed == exact, f"diff {k_}")
     dm = sum(D, Fraction(0)) / n
     if derived_k:
         need(_half_unit_ok(c["delta_mean"], float(dm), derived_k), "delta_mean rounding")
+    elif fixed4:
+        need(within4(c["delta_mean"], float(dm)), "delta_mean 4 decimals")
     else:
         need(_close(c["delta_mean"], float(dm), 1e-10) or abs(c["delta_mean"] - float(dm)) < 1e-12, "delta_mean")
     wins = sum(1 for x in D if (x < 0 if lower else x > 0))
@@ -882,7 +991,9 @@ def verify_honest(case: Case) -> list[str]:
     mde = t * sd / math.sqrt(n)
     base_mean_exact = float(sum(B, Fraction(0)) / n)
     rel = 100 * mde / abs(base_mean_exact)
-    if derived_k:
+    if fixed4:
+        need(within4(c["mde"], mde) and within4(c["mde_rel_pct"], rel), "mde 4 decimals")
+    elif derived_k:
         need(_half_unit_ok(c["mde"], mde, derived_k) or (mde == 0 and c["mde"] == 0), "mde rounding")
         need(_half_unit_ok(c["mde_rel_pct"], rel, derived_k) or (rel == 0 and c["mde_rel_pct"] == 0), "mde_rel rounding")
     else:
@@ -1089,7 +1200,8 @@ def md_table(head: list[str], rows: list[list[str]]) -> str:
 def _miss_lines(scored: dict, outcomes: dict[str, Outcome], limit: int) -> list[str]:
     lines = []
     labels = {"crossing": "fake p crossing alpha not caught", "flipped": "flipped verdicts not caught",
-              "wins": "wrong win counts not caught", "off2": "p off by >= 2x not caught"}
+              "wins": "wrong win counts not caught", "off2": "p off by >= 2x not caught",
+              "short": "p off by >= 2x printed with one significant digit not caught"}
     for key, cs in scored["misses"].items():
         if not cs:
             continue

@@ -20,7 +20,7 @@ Machines differ, so each target is read as a ratio to something measured here, n
 
 Transcripts are generated from the fixtures into a temporary folder (:mod:`corpus`).  Times are
 the best of several rounds (the least disturbed by other processes); run it on a quiet machine.
-The markdown table (``--markdown``) is what the README quotes.  Nothing here asserts: the test
+The markdown table (``--markdown``) is what docs/performance.md quotes.  Nothing here asserts: the test
 suite checks correctness only.
 """
 
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transcripts", type=int, default=10_000)
     parser.add_argument("--memory-transcripts", type=int, default=100_000)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--markdown", type=Path, help="write the table here (bench/results.md for the README)")
+    parser.add_argument("--markdown", type=Path, help="write the table here (bench/results.md, quoted in docs/performance.md)")
     parser.add_argument("--skip-memory", action="store_true", help="leave out the 100,000-transcript batch")
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     args = parser.parse_args(argv)

@@ -290,5 +290,5 @@ def test_help_shows_examples_exit_codes_and_every_flag_explained(capsys) -> None
     assert "PATH" in audit and "transcripts or folders of them" in audit
     from auditor.option_model import CommandLine
 
-    undocumented = [name for name, option in CommandLine.options.items() if not option.help]
+    undocumented = [name for name, field in CommandLine.model_fields.items() if not field.description]
     assert undocumented == []

@@ -17,7 +17,7 @@ from auditor.option_model import FileOptions, Thresholds
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## How to fix")
 RULES = all_rules()
 # Configuration keys as a Python name (negligible_rel); the docs spell them as the file does (negligible-rel).
-SNAKE_CASE_KEYS = sorted(name for options in (FileOptions, Thresholds) for name in options.options if "_" in name)
+SNAKE_CASE_KEYS = sorted(name for options in (FileOptions, Thresholds) for name in options.model_fields if "_" in name)
 # A "How to fix" that says less than this is no instruction.
 MIN_FIX_WORDS = 12
 

@@ -339,7 +339,8 @@ def _near_alpha(p_value: float, verdict: str) -> dict:
     from consistent import load_seed, rewrite_statistics
 
     diffs = [-0.875, -0.15625, 0.59375, -0.65625, -0.59375, 0.25, -0.71875, -0.75, -0.65625, -0.0625]
-    baseline = [10.0 + 0.5 * k for k in range(len(diffs))]
+    # Printed at full precision (17 digits): values as short as 10.5 would be read as rounded (A312).
+    baseline = [10.0 + 0.5 * k + 2.0**-20 for k in range(len(diffs))]
     answer = rewrite_statistics(load_seed("000"), baseline=baseline, idea=[b + x for b, x in zip(baseline, diffs)])
     _comparison(answer).update(p_value=p_value, verdict=verdict)
     return answer

@@ -1,6 +1,6 @@
 """Run the experiment on a copy of its workspace inside bubblewrap, with limits.
 
-What the sandbox gives the experiment (the README's "Security model" says the same):
+What the sandbox gives the experiment (docs/security.md says the same):
 
 * its own empty network namespace: no network, not even the host's loopback
   services or abstract unix sockets;
@@ -41,7 +41,7 @@ What the sandbox gives the experiment (the README's "Security model" says the sa
   a wall-clock timeout; a cap on what it may print
   (:attr:`Limits.output_limit_bytes`), of which only the tail is kept in memory.
 
-Not guaranteed (see the README):
+Not guaranteed (see docs/security.md):
 
 * the kernel is shared with the host: a kernel bug is an escape (the filter
   narrows what of the kernel is reachable, it does not remove the risk);

@@ -10,6 +10,7 @@ the sweep check A311 in :mod:`.arithmetic_sweep`.
 
 from __future__ import annotations
 
+import math
 from typing import Iterator
 
 from ..context import AuditContext
@@ -26,6 +27,14 @@ def _fmt(x: float) -> str:
     return f"{x:.10g}"
 
 
+def _fmt_within(x: float, width: float) -> str:
+    """``x`` to the digit of ``width`` (how far rounded data let it move), never finer than :func:`_fmt`."""
+    if not (math.isfinite(x) and math.isfinite(width)) or width <= 0 or x == 0:
+        return _fmt(x)
+    digits = math.floor(math.log10(abs(x))) - math.floor(math.log10(width)) + 1
+    return f"{x:.{min(max(digits, 1), 10)}g}"
+
+
 def report_recomputed(
     rule: Rule,
     what: str,
@@ -36,14 +45,20 @@ def report_recomputed(
     pointer: str,
     hint: str = "",
     severity: Severity | None = None,
+    width: float = 0.0,
 ) -> Finding:
     """The finding of a claimed number that is not the recomputed ``value``, advising to report ``value``.
 
     Reads "``what`` is claimed as 0.001 but ``source`` 0.015625``hint``; report 0.015625":
     ``source`` names the computation up to its value ("the mean of its 8 per-seed values is").
+    ``width``: how far the value may move with the rounding of the printed per-seed values
+    (:mod:`auditor.rounding`); the value is then given to that precision, never more.
     """
+    shown = _fmt(value) if not width else _fmt_within(value, width)
+    if width:
+        hint = f" (within ±{width:.2g}, the rounding of the printed per-seed values){hint}"
     return rule.finding(
-        f"{what} is claimed as {_fmt(claimed)} but {source} {_fmt(value)}{hint}; report {_fmt(value)}",
+        f"{what} is claimed as {_fmt(claimed)} but {source} {shown}{hint}; report {shown}",
         pointer=pointer,
         claimed=claimed,
         recomputed=value,
@@ -171,10 +186,12 @@ def A302(ctx: AuditContext) -> Iterator[Finding]:
     """
     for arm, summary in _arm_summaries(ctx):
         claimed = arm.stats.mean
-        if not mean_agrees(claimed, summary.mean, summary.n, summary.magnitude):
+        width = ctx.rounding.mean_width(arm.name)
+        if not mean_agrees(claimed, summary.mean, summary.n, summary.magnitude, width):
             source = f"the mean of its {summary.n} per-seed values is"
             yield report_recomputed(
-                A302, f"{_arm_label(arm)} mean", claimed, source, summary.mean, pointer=arm.stats_pointer + "/mean"
+                A302, f"{_arm_label(arm)} mean", claimed, source, summary.mean, pointer=arm.stats_pointer + "/mean",
+                width=width,
             )
 
 
@@ -204,7 +221,11 @@ def A303(ctx: AuditContext) -> Iterator[Finding]:
     or `ddof=1`, and say which in `protocol_note`. The message gives both values.
     """
     summaries = _arm_summaries(ctx)
-    matched = {arm.name: std_ddof_matching(arm.stats.std, summary) for arm, summary in summaries}
+    rounding = ctx.rounding
+    matched = {
+        arm.name: std_ddof_matching(arm.stats.std, summary, (rounding.std_width(arm.name, 0), rounding.std_width(arm.name, 1)))
+        for arm, summary in summaries
+    }
     for arm, summary in summaries:
         if matched[arm.name] is not None:
             continue
@@ -261,9 +282,10 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     if tuple(claimed) == diffs:
         return  # every difference as computed (and finite, as every recomputed one is): nothing to bound
     scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
+    widths = ctx.rounding.diff_h
 
     def close(value: float, k: int) -> bool:
-        return mean_agrees(value, diffs[k], 1, scales[k])
+        return mean_agrees(value, diffs[k], 1, scales[k], widths[k])
 
     bad = [k for k in range(r.n_pairs) if not close(claimed[k], k)]
     if not bad:
@@ -313,10 +335,11 @@ def A305(ctx: AuditContext) -> Iterator[Finding]:
         return
     claimed = ctx.report.comparison.delta_mean
     magnitude = max(r.baseline.magnitude, r.idea.magnitude)
+    width = ctx.rounding.delta_width
 
     def close(value: float) -> bool:
         # Two means subtracted (or n differences averaged): twice the terms.
-        return mean_agrees(value, r.delta_mean, 2 * r.n_pairs, magnitude)
+        return mean_agrees(value, r.delta_mean, 2 * r.n_pairs, magnitude, width)
 
     if close(claimed):
         return
@@ -325,7 +348,7 @@ def A305(ctx: AuditContext) -> Iterator[Finding]:
         why = " (the sign is reversed: the claim is baseline - idea)"
     source = f"the mean of idea - baseline over {r.n_pairs} seeds is"
     pointer = ctx.pointer("comparison", "delta_mean")
-    yield report_recomputed(A305, "delta_mean", claimed, source, r.delta_mean, pointer=pointer, hint=why)
+    yield report_recomputed(A305, "delta_mean", claimed, source, r.delta_mean, pointer=pointer, hint=why, width=width)
 
 
 @check_rule("A306", "wins-mismatch", Severity.ERROR)
@@ -357,8 +380,9 @@ def A306(ctx: AuditContext) -> Iterator[Finding]:
     if r is None:
         return
     claimed = ctx.report.comparison.idea_wins
-    if claimed == r.idea_wins:
-        return
+    fewest, most = ctx.rounding.wins
+    if claimed == r.idea_wins or fewest <= claimed <= most:
+        return  # (any count the rounded per-seed values allow: a difference within its rounding of zero)
     better = "a lower metric" if ctx.lower_is_better else "a higher metric"
     losses = sum(d > 0 for d in r.diffs) if ctx.lower_is_better else sum(d < 0 for d in r.diffs)
     why = ""

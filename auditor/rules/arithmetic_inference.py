@@ -107,12 +107,15 @@ def A307(ctx: AuditContext) -> Iterator[Finding]:
     claimed = ctx.report.comparison.p_value
     methods = _other_methods(ctx, claimed)
     severity = None
+    band = ctx.printed_p_band or r.p_band
     if methods:
         which = " or ".join(methods)
         hint = f"; {_fmt(claimed)} is {which}, but the bench specifies the two-sided paired sign-flip test"
     else:
         hint = f"; it is {agreed.how}"
-        if agreed.weak and _near_and_on_the_same_side(claimed, r.p_band, ctx.options.alpha):
+        if ctx.printed_p_band is not None:
+            hint += f" of any p the printed per-seed values allow ({_fmt(band.low)} to {_fmt(band.high)})"
+        if agreed.weak and _near_and_on_the_same_side(claimed, band, ctx.options.alpha):
             severity = Severity.WARNING
             hint += "; state the resample count in protocol_note"
     source = f"{_test_description(ctx)} is"
@@ -139,7 +142,9 @@ def A308(ctx: AuditContext) -> Iterator[Finding]:
     has two-sided probability 2/2^m (0.0078 for m = 8, 0.0625 for m = 5; a
     zero difference flips to itself and adds nothing). Fires when the claimed
     p, even rounded up at its last printed digit, lies below that and is no
-    Monte-Carlo estimate an honest test could print either.
+    Monte-Carlo estimate an honest test could print either (one that only an
+    unstated small resample count explains may fall below the floor: A307
+    judges it).
 
     ## Why is this bad?
     Such a p is impossible for the test the report describes: it came from a
@@ -158,17 +163,18 @@ def A308(ctx: AuditContext) -> Iterator[Finding]:
     seeds (with 8 non-zero differences the floor is 0.0078).
     """
     r, agreed = ctx.recomputed, ctx.p_agreement
-    if r is None or agreed is None or agreed.consistent:
-        return
+    if r is None or agreed is None or agreed.consistent or agreed.weak:
+        return  # (a weak reading, a small-count estimate that may fall below the floor, is A307's to judge)
     claimed = ctx.report.comparison.p_value
-    floor = min_two_sided_p(r.n_nonzero)
+    nonzero = ctx.rounding.nonzero_max  # a zero difference printed rounded may be none
+    floor = min_two_sided_p(nonzero)
     if claimed + printed(claimed).half_unit >= floor:
         return
-    zeros = r.n_pairs - r.n_nonzero
+    zeros = r.n_pairs - nonzero
     pairs = f"{r.n_pairs} pairs" + (f" ({zeros} of them with a zero difference)" if zeros else "")
     yield A308.finding(
         f"p_value {_fmt(claimed)} is impossible with {pairs}: the smallest two-sided sign-flip "
-        f"p is 2/2^{r.n_nonzero} = {floor:.6g}; report the p of the sign-flip test ({_fmt(r.p_value)})",
+        f"p is 2/2^{nonzero} = {floor:.6g}; report the p of the sign-flip test ({_fmt(r.p_value)})",
         pointer=ctx.pointer("comparison", "p_value"),
         claimed=claimed,
         recomputed=floor,
@@ -188,7 +194,13 @@ def _mde_noise(ctx: AuditContext, claimed: float) -> Noise:
 
 
 def _mde_close(
-    ctx: AuditContext, claimed: float, recomputed: float, noise: Callable[[], Noise], *, lazily: bool = True
+    ctx: AuditContext,
+    claimed: float,
+    recomputed: float,
+    noise: Callable[[], Noise],
+    *,
+    lazily: bool = True,
+    width: float = 0.0,
 ) -> bool:
     """Printing and float noise, and a t quantile read from a table on top.
 
@@ -199,7 +211,7 @@ def _mde_close(
     """
     r = ctx.recomputed
     t = t_quantile(0.975, r.n_pairs - 1)
-    return agrees(claimed, recomputed, noise if lazily else noise(), rtol=max(RTOL_MDE, T_TABLE_ATOL / t))
+    return agrees(claimed, recomputed, noise if lazily else noise(), rtol=max(RTOL_MDE, T_TABLE_ATOL / t), width=width)
 
 
 @check_rule("A309", "mde-mismatch", Severity.ERROR)
@@ -232,7 +244,8 @@ def A309(ctx: AuditContext) -> Iterator[Finding]:
     if r is None or claimed is None or r.mde is None:
         return
     # The bound is finite: per-seed values within the schema's 1e150 keep every square finite.
-    if _mde_close(ctx, claimed, r.mde, functools.partial(_mde_noise, ctx, claimed)):
+    width = ctx.rounding.mde_width
+    if _mde_close(ctx, claimed, r.mde, functools.partial(_mde_noise, ctx, claimed), width=width):
         return
     n = r.n_pairs
     hint = ""
@@ -242,7 +255,9 @@ def A309(ctx: AuditContext) -> Iterator[Finding]:
     elif sd > 0 and values_close(claimed, r.mde * r.diff_summary.std_population / sd, rtol=RTOL_MDE):
         hint = " (it matches the population sd, ddof=0, instead of the sample sd)"
     source = f"t(0.975, {n - 1})·sd(d, ddof=1)/sqrt({n}) over the per-seed differences is"
-    yield report_recomputed(A309, "mde", claimed, source, r.mde, pointer=ctx.pointer("comparison", "mde"), hint=hint)
+    yield report_recomputed(
+        A309, "mde", claimed, source, r.mde, pointer=ctx.pointer("comparison", "mde"), hint=hint, width=width
+    )
 
 
 @check_rule("A310", "mde-rel-pct-mismatch", Severity.ERROR)
@@ -283,7 +298,8 @@ def A310(ctx: AuditContext) -> Iterator[Finding]:
         )
 
     # A zero mde_rel_pct times a drift that overflows over a tiny base is NaN; any other bound is not.
-    if _mde_close(ctx, claimed, r.mde_rel_pct, noise, lazily=r.mde_rel_pct != 0):
+    width = ctx.rounding.mde_rel_width
+    if _mde_close(ctx, claimed, r.mde_rel_pct, noise, lazily=r.mde_rel_pct != 0, width=width):
         return
     hint = ""
     claimed_mde = ctx.report.comparison.mde
@@ -293,4 +309,4 @@ def A310(ctx: AuditContext) -> Iterator[Finding]:
         hint = f" (it follows from the claimed mde {_fmt(claimed_mde)}, which is itself wrong)"
     source = f"100·mde/|baseline mean| = 100·{_fmt(r.mde)}/{_fmt(base)} ="
     pointer = ctx.pointer("comparison", "mde_rel_pct")
-    yield report_recomputed(A310, "mde_rel_pct", claimed, source, r.mde_rel_pct, pointer=pointer, hint=hint)
+    yield report_recomputed(A310, "mde_rel_pct", claimed, source, r.mde_rel_pct, pointer=pointer, hint=hint, width=width)

@@ -17,10 +17,11 @@ from typing import Any
 
 from ..extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
 from ..findings import Finding, Rule, Severity
+from ..precision import printed
 from ..verdicts import classify_verdict
 
-# Two baseline values are "the same measurement" within float32 noise; above it
-# the runs differ (rounding a value to fewer digits in prose is not checked here).
+# Two baseline values are "the same measurement" within float32 noise and the rounding of their
+# printing; beyond both the runs differ.
 SAME_VALUE_RTOL = 1e-6
 # How many other answers a finding names before it says "and k more".
 MAX_NAMED = 3
@@ -35,8 +36,10 @@ X901 = Rule(
     Groups the answers of a batch by track, model, baseline best config and
     number of seeds, and fires on every answer whose baseline per-seed values
     differ (beyond float32 noise, relative 1e-6) from another answer of the
-    same group. The finding names the other answer and the first seed that
-    differs. Seeds are assumed to be numbered the same way in every answer
+    same group. Values agree within the rounding of their printing too: a
+    value printed as 10.0675 is any value within 5e-5 of it, so a rounded copy
+    of a baseline is the same baseline. The finding names the other answer and
+    the first seed that differs. Seeds are assumed to be numbered the same way in every answer
     (the bench runs seeds 0..n-1).
 
     ## Why is this bad?
@@ -170,9 +173,18 @@ def _first_difference(a: Sequence[float], b: Sequence[float]) -> int | None:
     if type(a) is array and type(b) is array and a == b:
         return None  # equal values (compact facts, compared in C) are within any tolerance
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        if abs(x - y) > SAME_VALUE_RTOL * max(abs(x), abs(y)):
+        gap = abs(x - y)
+        # Float32 noise, and the rounding of each value as printed: 10.0675 is any value within 5e-5 of it.
+        if gap > SAME_VALUE_RTOL * max(abs(x), abs(y)) and gap > (
+            SAME_VALUE_RTOL * max(abs(x), abs(y)) + _printed_half_unit(x) + _printed_half_unit(y)
+        ):
             return i
     return None
+
+
+def _printed_half_unit(value: float) -> float:
+    """Half a unit of the last digit ``value`` was printed with (its literal, or its shortest repr)."""
+    return printed(value).half_unit if math.isfinite(value) else 0.0
 
 
 def _values(member: tuple[int, Any, CrossFacts]) -> Sequence[float]:

@@ -219,7 +219,8 @@ def D505(ctx: AuditContext) -> Iterator[Finding]:
     Fires when the smallest p-value an exact two-sided sign-flip test can
     produce, 2/2^m for m non-zero paired differences, is above alpha (m <= 5
     at alpha 0.05; a seed whose two arms tie flips to itself and adds nothing
-    to the test). It is an error when the answer nevertheless claims
+    to the test; a tie of values printed rounded may be none, and counts as
+    non-zero). It is an error when the answer nevertheless claims
     significance, a warning otherwise. An idea identical to its baseline on
     every seed (m = 0) is D501's.
 
@@ -244,6 +245,8 @@ def D505(ctx: AuditContext) -> Iterator[Finding]:
     if n == 0 or n != len(i):
         return
     m = sum(map(ne, i, b))
+    if ctx.rounding is not None:  # a tie printed rounded may be none: the rounding decides it (A312)
+        m = max(m, ctx.rounding.nonzero_max)
     floor = min_two_sided_p(m)
     if m == 0 or floor <= ctx.options.alpha:
         return

@@ -32,7 +32,14 @@ def _quoted(text: str) -> str:
 def _claimed_is_supported(ctx: AuditContext) -> bool:
     """The statistics support the claimed verdict, or leave it borderline (V401 says no more than a warning)."""
     claimed = ctx.claimed_verdict
-    return claimed is not None and (claimed in _acceptable_verdicts(ctx) or _borderline(ctx, claimed))
+    return claimed is not None and (
+        exactly_supported(ctx, claimed) or allowed_by_printing(ctx, claimed)
+    )
+
+
+def exactly_supported(ctx: AuditContext, claimed: Verdict) -> bool:
+    """The per-seed values, taken as printed, support ``claimed`` or leave it borderline (no rounding counted)."""
+    return claimed in _acceptable_verdicts(ctx) or _borderline(ctx, claimed)
 
 
 def _reference_verdict(ctx: AuditContext) -> tuple[Verdict | None, str]:
@@ -82,6 +89,28 @@ def _acceptable_verdicts(ctx: AuditContext) -> set[Verdict]:
     return accepted
 
 
+def allowed_by_printing(ctx: AuditContext, claimed: Verdict | None) -> bool:
+    """``claimed`` is a verdict the printed per-seed values allow once their rounding is counted, when
+    that rounding leaves the verdict undecided (A312 reports it; an error for a significant claim)."""
+    if claimed is None or not undecided_by_printing(ctx):
+        return False
+    delta = ctx.recomputed.delta_mean
+    if abs(delta) <= ctx.rounding.delta_width:  # the rounding may flip the direction too
+        return True
+    return claimed in (Verdict.NONE, _direction(ctx))
+
+
+def undecided_by_printing(ctx: AuditContext) -> bool:
+    """The p range the printed per-seed values allow straddles alpha (A312): their rounding decides the verdict.
+
+    Only while A312 is selected: ignoring it never lets a coarse print pass a verdict unreported.
+    """
+    from ..result import is_selected
+
+    band = ctx.printed_p_band
+    return band is not None and band.low < ctx.options.alpha <= band.high and is_selected("A312", ctx.options)
+
+
 def _direction(ctx: AuditContext) -> Verdict:
     """The significant verdict in the observed direction (what any p below alpha would give)."""
     return decide_verdict(0.0, ctx.recomputed.delta_mean, lower_is_better=ctx.lower_is_better, alpha=1.0)
@@ -119,6 +148,9 @@ def _borderline(ctx: AuditContext, claimed: Verdict) -> bool:
     verdict is then borderline, not wrong.
     """
     agreed = ctx.p_agreement
+    if agreed is not None and agreed.consistent and ctx.printed_p_band is not None:
+        # Per-seed values printed rounded: the p the values allow as printed, not any their rounding allows.
+        agreed = ctx.p_agrees_with(ctx.recomputed.p_band)
     if agreed is None or not agreed.consistent:
         return False
     own = _verdict_of_claimed_p(ctx)
@@ -189,6 +221,8 @@ def V401(ctx: AuditContext) -> Iterator[Finding]:
             "before relying on it",
             severity=Severity.WARNING,
         )
+    elif allowed_by_printing(ctx, claimed):
+        return  # the rounding of the per-seed values decides the verdict: A312 says so
     else:
         yield _against_recomputed(
             ctx,

@@ -1,0 +1,92 @@
+"""A312: per-seed values printed too coarsely for the verdict to be recomputed from them.
+
+Split from :mod:`.arithmetic` only to keep files short.  The intervals are
+:mod:`auditor.rounding`'s; the verdict rules accept either verdict while this
+rule reports the rounding (:func:`.verdict.undecided_by_printing`).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..context import AuditContext
+from ..findings import Finding, Severity, check_rule
+from .arithmetic import _fmt
+from .verdict import exactly_supported, undecided_by_printing
+
+
+@check_rule("A312", "per-seed-values-too-coarse", Severity.ERROR)
+def A312(ctx: AuditContext) -> Iterator[Finding]:
+    """The per-seed values are printed too coarsely to recompute the verdict from them.
+
+    ## What it does
+    Every per-seed value stands for all values within half a unit of its last
+    printed digit (`10.93` for [10.9295, 10.9305]; a value printed with 15 or more
+    significant digits, or an integer, is exact). The auditor carries these
+    intervals through every statistic: a claimed mean, std, delta, win count,
+    p-value or MDE within the interval of its recomputation is accepted. For the
+    verdict it computes the range of the exact sign-flip p over every value the
+    printed ones stand for, and fires when that range straddles alpha: the
+    printed values allow both a significant and a non-significant result.
+
+    The verdict rules then accept either verdict and leave the finding to this
+    rule. It is an error when the claimed verdict is significant and the values
+    as printed (taken as exact) do not give it: the significance rests on digits
+    the answer does not show, and a print at fewer digits would otherwise let any
+    significance claim pass. It is a warning when the claimed verdict is "no
+    measurable effect" (the cautious reading, which the values allow), and when
+    the values as printed give the claimed significance themselves (they are the
+    data the gate judges; only `--rerun` checks the data). Silent while D501 fires.
+
+    ## Why is this bad?
+    The verdict is the one number the gate must be able to recompute. Values
+    rounded to one or two digits make every interval wide: any claim would fit,
+    so an answer could claim significance that its data, as printed, do not
+    support.
+
+    ## Example
+    ```json
+    "baseline": {"full": {"per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]}},
+    "idea": {"per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]},
+    "comparison": {"p_value": 0.0156, "verdict": "idea better (significant)"}
+    ```
+
+    ## How to fix
+    Print the per-seed values with the precision they were computed with
+    (`repr(float(x))`, or `json.dumps` of the floats, never `round(x, 2)`); the
+    statistics are then recomputed from the values the test used. The message
+    gives the range of p the printed values allow.
+    """
+    r = ctx.recomputed
+    if r is None or ctx.no_verdict_to_advise() or not undecided_by_printing(ctx):
+        return
+    band, alpha = ctx.printed_p_band, ctx.options.alpha
+    claimed = ctx.claimed_verdict
+    # An error only when the significance rests on the rounding: the values as printed do not support it.
+    significant = claimed is not None and claimed.significant and not exactly_supported(ctx, claimed)
+    digits = _coarsest(ctx)
+    message = (
+        f"the per-seed values (printed to {digits}) allow any two-sided sign-flip p from {_fmt(band.low)} to "
+        f"{_fmt(band.high)}, on both sides of alpha {alpha:g}: their rounding, not the data, decides the verdict"
+    )
+    if significant:
+        message += (
+            f'; taken as printed they give "{r.verdict.value}" (p={_fmt(r.p_value)}), so "{claimed.value}" rests on '
+            "digits the answer does not show: print the per-seed values with the precision they were computed with"
+        )
+    else:
+        message += "; print them with the precision they were computed with to decide it"
+    yield A312.finding(
+        message,
+        pointer=ctx.baseline.stats_pointer + "/per_seed",
+        claimed=ctx.report.comparison.verdict,
+        recomputed=[band.low, band.high],
+        severity=None if significant else Severity.WARNING,
+    )
+
+
+def _coarsest(ctx: AuditContext) -> str:
+    """Half a unit of the coarsest printed per-seed value ("±0.005")."""
+    rounding = ctx.rounding
+    coarsest = max(max(rounding.baseline_h), max(rounding.idea_h))
+    return f"±{coarsest:.2g}"
