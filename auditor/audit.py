@@ -12,7 +12,7 @@ from typing import Any
 from .context import AuditContext
 from .errors import AuditorError
 from .extracts import cross_facts, figure_data
-from .findings import Finding, Rule, Severity, check_rules
+from .findings import Finding, Severity, check_rules
 from .locate import with_locations
 from .model import arm_view
 from .options import AuditOptions, RerunOptions
@@ -89,28 +89,12 @@ def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[Audi
 MAX_FINDINGS_PER_RULE = 100
 
 
-# The check rules a selection keeps, per (select, ignore): (the check rules they were
-# chosen from, the chosen); a batch audits every answer under one selection.
-_selected: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[Rule, ...], list[Rule]]] = {}
-
-
-def _selected_checks(options: AuditOptions) -> list[Rule]:
-    rules = check_rules()
-    key = (options.select, options.ignore)
-    cached = _selected.get(key)
-    if cached is None or cached[0] is not rules:
-        if len(_selected) >= 64:  # a library caller trying selections one after another
-            _selected.clear()
-        cached = _selected[key] = (rules, [rule for rule in rules if is_selected(rule.code, options)])
-    return cached[1]
-
-
 def run_checks(ctx: AuditContext) -> list[Finding]:
     findings: list[Finding] = []
     append = findings.append
-    for rule in _selected_checks(ctx.options):
-        # A plain loop, not list(islice(...)): most rules find nothing in most answers,
-        # and an empty generator then costs no more than its call.
+    for rule in check_rules():
+        if not is_selected(rule.code, ctx.options):
+            continue
         count = 0
         for finding in rule.check(ctx):  # type: ignore[misc]
             if count == MAX_FINDINGS_PER_RULE:

@@ -3,13 +3,14 @@ the recomputed statistics and the options."""
 
 from __future__ import annotations
 
+import dataclasses
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from .model import Answer, ArmView, BenchReport, join_pointer
 from .options import AuditOptions
 from .pvalues import PAgreement, exact_agreement, monte_carlo_agreement
-from .records import computed_once, frozen_record
+from .records import computed_once
 from .stats import PBand, Recomputed
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 from .verdicts import Verdict, classify_verdict
 
 
-@frozen_record
+@dataclasses.dataclass(frozen=True)
 class AuditContext:
     """Read-only input of a check rule.
 
@@ -25,6 +26,9 @@ class AuditContext:
     rejected); ``answer`` is None when the input was a bare bench report.
     ``report_pointer`` is ``"/bench_report"`` or ``""`` for a bare report.
     ``recomputed`` is None when the arms cannot be paired (A301 explains why).
+    It is given as the statistics of the per-seed values; from then on it is
+    :attr:`rounding`'s, of the most precise differences the answer gives
+    (its own ``per_seed_diffs`` when they agree with rounded per-seed values).
     """
 
     document: dict[str, Any]
@@ -35,6 +39,12 @@ class AuditContext:
     idea: ArmView
     recomputed: Recomputed | None
     options: AuditOptions
+
+    def __post_init__(self) -> None:
+        # Chosen once, here, so that every rule and the output read one recomputation (a plain frozen
+        # dataclass, not a frozen_record, for this hook: one context per answer).
+        if self.recomputed is not None:
+            object.__setattr__(self, "recomputed", self.rounding.recomputed)  # type: ignore[union-attr]
 
     def pointer(self, *tokens: str | int) -> str:
         """Pointer into the bench report: ``ctx.pointer("comparison", "p_value")``."""
@@ -51,9 +61,16 @@ class AuditContext:
 
     @property
     def idea_is_baseline(self) -> bool:
-        """The idea's per-seed values equal the baseline's on every seed (D501): there is no result to judge."""
+        """The idea's per-seed values equal the baseline's on every seed (D501): there is no result to judge.
+
+        Unless they are printed rounded and the answer's ``per_seed_diffs``, which agree with them, are not
+        all zero: the idea changed something the printing hides (:attr:`Rounding.claims_show_a_change`).
+        """
         b = self.baseline.per_seed
-        return bool(b) and b == self.idea.per_seed  # tuples: equal lengths and values (-0.0 == 0.0)
+        if not b or b != self.idea.per_seed:  # tuples: equal lengths and values (-0.0 == 0.0)
+            return False
+        rounding = self.rounding
+        return rounding is None or not rounding.claims_show_a_change
 
     def no_verdict_to_advise(self) -> bool:
         """D501 fires (the idea never ran): the verdict rules advise no verdict then, since none is right.
@@ -105,7 +122,9 @@ class AuditContext:
 
     @computed_once
     def rounding(self) -> Rounding | None:
-        """The intervals of the statistics of the printed per-seed values (None: nothing recomputed)."""
+        """The intervals of the statistics of the printed per-seed values, and the differences they are
+        recomputed from (None: nothing recomputed).  Built in ``__post_init__``, from the per-seed values'
+        recomputation."""
         r = self.recomputed
         if r is None:
             return None
@@ -114,7 +133,7 @@ class AuditContext:
         o = self.options
         return Rounding(
             self.baseline.per_seed, self.idea.per_seed, r, lower_is_better=self.lower_is_better,
-            exact_max_n=o.exact_max_n, resamples=o.resamples, seed=o.random_seed,
+            alpha=o.alpha, exact_max_n=o.exact_max_n, resamples=o.resamples, seed=o.random_seed,
             claimed_diffs=self.report.comparison.per_seed_diffs,
         )
 
@@ -123,7 +142,7 @@ class AuditContext:
         """The p range the per-seed values as printed allow (:attr:`Rounding.p_band`), when they are printed
         coarser than computed; None when they are not (the recomputed band then decides the verdict)."""
         rounding = self.rounding
-        return rounding.p_band if rounding is not None and rounding.coarse else None
+        return rounding.p_band if rounding is not None and rounding.coarse else None  # coarse: the differences
 
     @computed_once
     def p_agreement(self) -> PAgreement | None:

@@ -18,13 +18,12 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from .strings import json_encoder
 
 if TYPE_CHECKING:  # the parent of a batch compacts facts without loading the audit pipeline
     from .context import AuditContext
@@ -74,8 +73,8 @@ class CrossFacts:
         )
 
 
-# json.dumps(cfg, sort_keys=True, separators=(", ", ": ")), built once (see json_encoder).
-_config_encoder = json_encoder(sort_keys=True, separators=(", ", ": "))
+# json.dumps(cfg, sort_keys=True, separators=(", ", ": ")), without a new JSONEncoder per call.
+_config_encoder = json.JSONEncoder(sort_keys=True, separators=(", ", ": ")).encode
 
 
 def config_text(cfg: Any) -> str:

@@ -20,7 +20,6 @@ entry point, so unlike the library it prints.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -82,7 +81,9 @@ def check_result(result: Any) -> None:
             raise AssertionError(f"unexpected finding {f.rule}: {f.message}")
     if result.status == "error" and not any(f.severity is Severity.ERROR for f in result.findings):
         raise AssertionError("an error result without an error finding")
-    json.dumps(result.to_dict(), allow_nan=False, ensure_ascii=False).encode("utf-8")
+    from .formats.jsonl import result_line
+
+    result_line(result).encode("utf-8")  # as the JSON formats write it: the contract's types, no NaN
 
 
 def _parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:

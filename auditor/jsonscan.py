@@ -22,14 +22,6 @@ from typing import Any
 from .literals import PrintedFloat, from_literal, keep_claim_literals
 from .model import join_pointer
 
-# orjson, a compiled decoder (a third of the C json module's time on an answer), once imported;
-# False when it is missing (a dependency: without it every text takes json's path).
-_orjson: Any = None
-# Objects a thread's decoder reads by json before it imports orjson.  The import costs some 12 ms,
-# about a thousand times what orjson saves on one answer: an audit of one transcript starts
-# sooner without it, and a batch or a long-lived process imports it once it has read this many.
-ORJSON_AFTER = 64
-
 _BRACKET_OR_QUOTE = re.compile(r'[{}\[\]"]')
 _OPENER = re.compile(r"[{\[]")
 # The rest of a JSON string after its opening quote.  JSON strings cannot hold a
@@ -267,7 +259,6 @@ class StrictDecoder:
     def __init__(self) -> None:
         self.created = 0
         self.printed = 0  # PrintedFloat values made (auditor.literals)
-        self.objects = 0  # read by decode_whole_object: orjson only from the (ORJSON_AFTER + 1)th on
         self._fast = json.JSONDecoder(parse_constant=self._parse_constant)
         self._slow: json.JSONDecoder | None = None  # built on first need: most texts never need it
 
@@ -276,28 +267,10 @@ class StrictDecoder:
         value, end, _ = self.raw_decode_shaped(text, start)
         return value, end
 
-    def decode_whole_object(self, text: str, start: int) -> tuple[Any, int, bytes] | None:
-        """:meth:`raw_decode_shaped` of the object at ``start`` by orjson, when it ends at the last
-        "}" of ``text`` and orjson reads it as json would (see :func:`_whole_object`); else None,
-        and json's path (:meth:`json_decode_shaped`) is the caller's.  The first
-        :data:`ORJSON_AFTER` objects are always left to json."""
-        if not text.startswith("{", start):
-            return None
-        self.objects += 1
-        if self.objects <= ORJSON_AFTER:
-            return None
-        compiled = _compiled_decoder()
-        return None if compiled is None else _whole_object(compiled, text, start)
-
     def raw_decode_shaped(self, text: str, start: int = 0) -> tuple[Any, int, bytes]:
         """:meth:`raw_decode`, and the shape of the value's text (see :data:`_SHAPE`), which the
         decoder makes anyway: its count of SHAPE_OPEN (the value's "{" and "[", in its strings too)
-        is at least its nesting depth."""
-        decoded = self.decode_whole_object(text, start)
-        return decoded if decoded is not None else self.json_decode_shaped(text, start)
-
-    def json_decode_shaped(self, text: str, start: int = 0) -> tuple[Any, int, bytes]:
-        """:meth:`raw_decode_shaped` by json alone (its C path, or the hooks where the shape asks)."""
+        is at least its nesting depth.  json's C path, or the hooks where the shape asks."""
         printed_before = self.printed
         try:
             value, end = self._fast.raw_decode(text, start)
@@ -354,67 +327,6 @@ class StrictDecoder:
         return self._non_finite(
             _shorten(text), f"an integer of {digits} digits (overflows a 64-bit float to infinity)"
         )
-
-
-# Nineteen digits in a row in a shape, and after a "." (see _long_integer): orjson reads an integer
-# literal that long as a float when it exceeds 64 bits.
-_NINETEEN_DIGITS = b"0" * 19
-_DOT = ord(".")
-
-
-def _compiled_decoder() -> Any:
-    """The orjson module, imported on first use; None when it is not installed."""
-    global _orjson
-    if _orjson is None:
-        try:
-            import orjson
-        except ImportError:  # pragma: no cover -- a dependency
-            _orjson = False
-        else:
-            _orjson = orjson
-    return _orjson or None
-
-
-def _whole_object(orjson: Any, text: str, start: int) -> tuple[Any, int, bytes] | None:
-    """(value, end, shape) of the object at ``start`` decoded by orjson, when it reaches the last
-    "}" of ``text`` and :class:`StrictDecoder`'s json path would give the very same value; else None.
-
-    An object cannot be followed by more of itself, so when ``text[start : last "}" + 1]`` decodes
-    as one value, json's ``raw_decode`` ends there too.  orjson refuses what json's strict C path
-    refuses, and also NaN, Infinity, every number that overflows a double and lone surrogate
-    escapes (json's path turns those into stand-ins), so what it returns needs none of the
-    shape's tests for the slow path; it differs from json only on integers beyond 64 bits,
-    which it reads as floats: those are left to json.
-    """
-    end = text.rfind("}") + 1
-    if end <= start:
-        return None
-    chunk = text[start:end]
-    if _LITERAL_DIGITS.search(chunk) is not None:
-        return None  # a literal whose digits its repr loses: json's path keeps it (auditor.literals)
-    try:
-        value = orjson.loads(chunk)
-    except ValueError:  # its JSONDecodeError: json will say where (or read the stand-ins)
-        return None
-    shape = shape_of(chunk)
-    if _long_integer(shape):
-        return None
-    return value, end, shape
-
-
-def _long_integer(shape: bytes) -> bool:
-    """The chunk of this shape may hold an integer literal of 19 or more digits.
-
-    Every run of 19 digits must be the start of a float's fraction (after a "."), which orjson
-    reads as json does.  Digits in a string, and fractions of 38 digits or more (whose second
-    19 follow a digit), may be taken for an integer, which only costs json's path.
-    """
-    at = shape.find(_NINETEEN_DIGITS)
-    while at >= 0:
-        if at == 0 or shape[at - 1] != _DOT:
-            return True
-        at = shape.find(_NINETEEN_DIGITS, at + len(_NINETEEN_DIGITS))
-    return False
 
 
 def shape_of(chunk: str) -> bytes:

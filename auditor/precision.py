@@ -24,8 +24,6 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable, Iterable, Sequence
-from functools import partial, reduce
-from operator import add
 
 from .literals import PrintedFloat, digits_and_half_unit
 from .records import frozen_record
@@ -38,9 +36,6 @@ U32 = 2.0**-24
 ACCUMULATION_SAFETY = 4.0
 # Largest finite float32.
 FLOAT32_MAX = 3.4028234663852886e38
-# numpy sums a float64 block of up to this many values in eight interleaved lanes
-# (pairwise summation's base case); longer ones it splits recursively.
-_NUMPY_SUM_BLOCK = 128
 
 
 def as_floats(values: Iterable[float]) -> list[float]:
@@ -50,31 +45,14 @@ def as_floats(values: Iterable[float]) -> list[float]:
 
 
 def float64_sum(values: Sequence[float]) -> float:
-    """``float(np.sum(np.array(values)))`` bit for bit, without numpy's per-call cost.
-
-    The auditor's statistics are numpy's (its pairwise order of additions), but on
-    the few values of a real answer numpy's call overhead is most of the work.
-    Below 8 values numpy adds left to right; up to :data:`_NUMPY_SUM_BLOCK` it adds
-    into eight lanes and combines them pairwise; both are the same IEEE additions
-    here.  Longer lists are left to numpy.  numpy adds the block's sum to an
-    initial 0.0 (so a sum of -0.0 values is 0.0).  ``tests/test_precision.py``
-    checks the equality against numpy itself.
-    """
-    count = len(values)
-    if count < 8:
-        return reduce(add, values, 0.0)
-    if count > _NUMPY_SUM_BLOCK:
-        import numpy as np  # imported here: an answer of a few seeds never needs it
-
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is for the caller to judge
-            return float(np.add.reduce(np.array(values, dtype=np.float64)))
-    whole = count - count % 8
-    l0, l1, l2, l3, l4, l5, l6, l7 = values[:8]
-    for start in range(8, whole, 8):
-        m0, m1, m2, m3, m4, m5, m6, m7 = values[start : start + 8]
-        l0, l1, l2, l3, l4, l5, l6, l7 = l0 + m0, l1 + m1, l2 + m2, l3 + m3, l4 + m4, l5 + m5, l6 + m6, l7 + m7
-    combined = ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))
-    return 0.0 + reduce(add, values[whole:], combined)
+    """The sum of ``values`` rounded once to float64 (:func:`math.fsum`): the recomputation is then
+    the nearest float to the exact sum, and an agent's honest sum in any order lies within
+    :func:`accumulation_noise` of it.  An overflowing or infinite sum is IEEE addition's (inf or
+    NaN), for the caller to judge."""
+    try:
+        return 0.0 + math.fsum(values)  # (0.0 +: a sum of -0.0 values is 0.0, as numpy gives it)
+    except (OverflowError, ValueError):
+        return sum(values, 0.0)
 
 
 @frozen_record
@@ -155,10 +133,6 @@ class Noise:
     float32_forms: tuple[tuple[float, float], ...] = ()
 
 
-# What agrees() is given for equal values, which it decides before reading any noise.
-_NO_NOISE = Noise(0.0, 0.0)
-
-
 def could_be_float32(claimed: float, forms: Iterable[tuple[float, float]] = ()) -> bool:
     """Could ``claimed`` be a float32 result, printed with the digits it shows?
 
@@ -212,17 +186,8 @@ def agrees(
 
 
 def mean_agrees(claimed: float, recomputed: float, n: int, magnitude: float, width: float = 0.0) -> bool:
-    """:func:`agrees` for a mean (or a difference of means) of n values of at most ``magnitude``.
-
-    The noise bound is built only when the two differ beyond the printed digits: most
-    answers write a mean or a difference as they computed it or rounded, and such a value
-    agrees whatever the bound (which is NaN only for a NaN ``magnitude``).
-    """
-    if claimed == recomputed:
-        return agrees(claimed, recomputed, _NO_NOISE)
-    if math.isnan(magnitude):
-        return agrees(claimed, recomputed, mean_noise(n, magnitude, claimed), width=width)
-    return agrees(claimed, recomputed, partial(mean_noise, n, magnitude, claimed), width=width)
+    """:func:`agrees` for a mean (or a difference of means) of n values of at most ``magnitude``."""
+    return agrees(claimed, recomputed, mean_noise(n, magnitude, claimed), width=width)
 
 
 def mean_noise(n: int, magnitude: float, claimed: float) -> Noise:

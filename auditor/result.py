@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .findings import Finding, Severity, matches
 from .options import AuditOptions
+
+if TYPE_CHECKING:
+    from . import contract
 
 
 class Status(enum.StrEnum):
@@ -67,10 +70,6 @@ class AuditResult:
     # SHA-256 (hex) of the transcript's bytes as the audit read them (auditor.audit.audit_path): what
     # a jsonl line's "resume" member binds it to (auditor.resume).  Not in to_dict(), never compared.
     transcript_sha256: str | None = field(default=None, compare=False, repr=False)
-    # Whether every string this very result holds is known to need no cleaning for display
-    # (auditor.formats.safe.known_clean).  Never compared or written; a copy made with other
-    # values (dataclasses.replace, the with_* methods) does not keep it.
-    known_clean: bool = field(default=False, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if type(self.status) is not Status:  # "pass" from a jsonl record reads as Status.PASS
@@ -100,13 +99,24 @@ class AuditResult:
     def _copy(self, **fields: Any) -> AuditResult:
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__, **fields)
-        copy.__dict__.pop("known_clean", None)  # the class's default (False) again, as in a new result
         return copy
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
 
+    def typed(self) -> contract.Result:
+        """This result as the JSON contract's typed model (its strings cleaned for display).
+
+        >>> from auditor import audit_file
+        >>> audit_file("fixtures/answers/000_28acc42565c7de9b.txt").typed().recomputed.p_value
+        0.015625
+        """
+        from .contract import Result
+
+        return Result.of(self)
+
     def to_dict(self) -> dict[str, Any]:
+        """The pipeline's own values as a dict (the contract's keys; :meth:`typed` validates them)."""
         out: dict[str, Any] = {
             "source": self.source,
             "status": self.status.value,

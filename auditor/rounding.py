@@ -29,6 +29,17 @@ gives: the test of the differences of the printed decimals (each exact, rounded 
 once) has a band of its own, which holds their exact ties.  A tie in binary float64 (float32
 metrics) need not be one in the decimals, and an agent that computed with fractions got
 that other, equally honest, p.
+
+The differences come from the most precise data the answer gives that agrees with the rest: an
+answer whose ``per_seed_diffs`` hold one finite entry per pair, each within the interval of the
+printed values' difference (``|c_i - d_i| <= hd_i`` plus the claim's own half unit and float noise:
+A304's test, :meth:`Rounding.diff_agrees`), takes every entry printed finer than the per-seed values
+themselves (half unit below hd_i / 2) as that seed's difference, with its own half unit as interval
+(10.9 and 10.9 beside a difference of -0.008639); the arms' means and stds stay those of the per-seed
+values.  Could a lie use this?  Differences fabricated within the printed values' intervals are no
+easier to make than fabricated full-precision per-seed values, which only ``--rerun`` catches; and
+differences that disagree with the values are never used: A304 reports them and the per-seed values
+decide the verdict (A312).
 """
 
 from __future__ import annotations
@@ -39,10 +50,10 @@ from fractions import Fraction
 from operator import add, sub
 
 from .literals import PrintedFloat, digits_and_half_unit
-from .precision import near_float32
+from .precision import mean_agrees, near_float32
 from .records import computed_once
 from .signflip import PBand, sign_flip_on_floats
-from .stats import Recomputed, t_quantile
+from .stats import Recomputed, t_quantile, with_differences
 
 # Significant digits from which a printed per-seed value is the value the agent computed with: a float64
 # prints itself with 15 to 17; a float32 metric (torch's .item()) with 8 or more, and is a float32 number.
@@ -84,7 +95,8 @@ def _text(value: float) -> str:
 
 
 class Rounding:
-    """The intervals of the statistics of one answer's printed per-seed values (see the module)."""
+    """The intervals of the statistics of one answer's printed per-seed values, and the differences every
+    statistic of the comparison is recomputed from (see the module): :attr:`recomputed` is what the rules read."""
 
     def __init__(
         self,
@@ -93,23 +105,70 @@ class Rounding:
         recomputed: Recomputed,
         *,
         lower_is_better: bool,
+        alpha: float,
         exact_max_n: int,
         resamples: int,
         seed: int,
         claimed_diffs: Sequence[float] | None = None,
     ) -> None:
-        self._baseline, self._idea, self._r = baseline, idea, recomputed
+        self._baseline, self._idea, self._claimed = baseline, idea, claimed_diffs
         self._lower_is_better = lower_is_better
         self._test_options = {"exact_max_n": exact_max_n, "resamples": resamples, "seed": seed}
+        self.seed_diffs = recomputed.diffs  # of the per-seed values as printed
         if claimed_diffs is not None and tuple(claimed_diffs) == recomputed.diffs:
             # The answer's differences are those of the printed values, bit for bit: they are its data.
             self.baseline_h = self.idea_h = (0.0,) * len(baseline)
         else:
             self.baseline_h = arm_half_units(baseline)
             self.idea_h = arm_half_units(idea)
-        self.diff_h = tuple(map(add, self.baseline_h, self.idea_h))
-        # Any value printed coarser than its computation: every interval below is a point otherwise.
+        self.seed_diff_h = tuple(map(add, self.baseline_h, self.idea_h))
+        chosen = self._finer_claims()
+        # Seeds whose difference is the answer's own (a claim finer than the per-seed values), in order.
+        self.claimed_seeds: tuple[int, ...] = ()
+        self.diff_h, self.recomputed = self.seed_diff_h, recomputed
+        if chosen is not None:
+            values, self.diff_h, self.claimed_seeds = chosen
+            self.recomputed = with_differences(
+                recomputed, values, lower_is_better=lower_is_better, alpha=alpha,
+                exact_max_n=exact_max_n, resamples=resamples, seed=seed,
+            )
+        self._r = self.recomputed
+        # Differences known only to their rounding: every interval of theirs below is a point otherwise.
         self.coarse = any(self.diff_h)
+
+    def diff_agrees(self, k: int, claimed: float) -> bool:
+        """``claimed`` is seed k's idea - baseline of the printed values, within their rounding, its own printed
+        digits and float noise (A304's test; the only way the answer's differences are ever used)."""
+        scale = max(abs(self._baseline[k]), abs(self._idea[k]))  # float32 noise scales with the operands
+        return mean_agrees(claimed, self.seed_diffs[k], 1, scale, self.seed_diff_h[k])
+
+    @computed_once
+    def claims_agree(self) -> bool:
+        """The answer's ``per_seed_diffs`` hold one finite entry per pair, each :meth:`diff_agrees`."""
+        claimed = self._claimed
+        if claimed is None or len(claimed) != len(self.seed_diffs):
+            return False
+        return all(math.isfinite(c) and self.diff_agrees(k, c) for k, c in enumerate(claimed))
+
+    @computed_once
+    def claims_show_a_change(self) -> bool:
+        """The agreeing ``per_seed_diffs`` are non-zero on a seed whose values are printed rounded: the idea
+        changed something even where its values print like the baseline's (D501 then stays silent)."""
+        claimed = self._claimed
+        return self.claims_agree and any(c != 0 and h > 0 for c, h in zip(claimed, self.seed_diff_h))  # type: ignore[arg-type]
+
+    def _finer_claims(self) -> tuple[list[float], tuple[float, ...], tuple[int, ...]] | None:
+        """(differences, their half units, the seeds taken from the claims) when some agreeing claimed
+        difference is printed finer than the per-seed values (half unit below hd_i / 2); None otherwise."""
+        if not any(self.seed_diff_h) or not self.claims_agree:
+            return None
+        values, widths, seeds = list(self.seed_diffs), list(self.seed_diff_h), []
+        for k, claimed in enumerate(self._claimed):  # type: ignore[arg-type]
+            half_unit = seed_half_unit(claimed)
+            if 2 * half_unit < self.seed_diff_h[k]:
+                values[k], widths[k] = float(claimed), half_unit
+                seeds.append(k)
+        return (values, tuple(widths), tuple(seeds)) if seeds else None
 
     @property
     def n(self) -> int:
@@ -118,18 +177,18 @@ class Rounding:
     def mean_width(self, arm: str) -> float:
         """How far an arm's mean may move: mean(h_i)."""
         h = self.baseline_h if arm == "baseline" else self.idea_h
-        return math.fsum(h) / len(h) if self.coarse else 0.0
+        return math.fsum(h) / len(h)  # (0 for values printed at full precision)
 
     def std_width(self, arm: str, ddof: int) -> float:
         """How far an arm's std (ddof 0 or 1) may move: sqrt(sum h_i²)/sqrt(n - ddof)."""
         h = self.baseline_h if arm == "baseline" else self.idea_h
-        if not self.coarse or len(h) - ddof <= 0:
+        if len(h) - ddof <= 0:
             return 0.0
         return math.sqrt(math.fsum(x * x for x in h) / (len(h) - ddof))
 
     @computed_once
     def delta_width(self) -> float:
-        """How far delta_mean may move: mean(hd_i)."""
+        """How far delta_mean may move: mean(hd_i) (of the differences as chosen)."""
         return math.fsum(self.diff_h) / self.n if self.coarse else 0.0
 
     @computed_once
@@ -158,9 +217,9 @@ class Rounding:
     def mde_rel_width(self) -> float:
         """How far 100·mde/|baseline mean| may move (0 when the baseline mean's interval holds zero)."""
         r = self._r
-        if not self.coarse or r.mde is None or r.mde_rel_pct is None:
-            return 0.0
         base, base_width = abs(r.baseline.mean), self.mean_width("baseline")
+        if not (self.coarse or base_width) or r.mde is None or r.mde_rel_pct is None:
+            return 0.0
         if base <= base_width:
             return math.inf
         high = 100.0 * (r.mde + self.mde_width) / (base - base_width)
@@ -181,6 +240,8 @@ class Rounding:
         low2, high2 = r.p_band.low, r.p_band.high
         low1, high1 = r.p_band_one_sided.low, r.p_band_one_sided.high
         decimal = list(map(_decimal_difference, self._baseline, self._idea, r.diffs))
+        for k in self.claimed_seeds:  # a claimed difference is its own decimal, rounded to a float once
+            decimal[k] = r.diffs[k]
         if decimal != list(r.diffs):  # the printed decimals' own test (its band holds their exact ties)
             result = sign_flip_on_floats(decimal, None, None, **self._test_options)
             two, one = result.two_sided_band, result.one_sided_band

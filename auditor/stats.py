@@ -90,6 +90,7 @@ __all__ = [  # the sign-flip test lives in auditor.signflip(_randomized); these 
     "t_quantile",
     "tie_tolerance",
     "values_close",
+    "with_differences",
 ]
 
 # Relative tolerance for means, stds and per-seed differences.  The agents'
@@ -302,14 +303,62 @@ def recompute(
     if len(base_values) != len(idea_values) or not base_values:
         raise ValueError("baseline and idea must be non-empty vectors of the same length")
     diffs = list(map(sub, idea_values, base_values))  # idea - baseline: numpy's subtraction, bit for bit
+    return _from_differences(
+        _summary(base_values), _summary(idea_values), diffs, (base_values, idea_values),
+        lower_is_better=lower_is_better, alpha=alpha, exact_max_n=exact_max_n, resamples=resamples, seed=seed,
+    )
+
+
+def with_differences(
+    recomputed: Recomputed,
+    diffs: Iterable[float],
+    *,
+    lower_is_better: bool,
+    alpha: float = 0.05,
+    exact_max_n: int = EXACT_MAX_N_CAP,
+    resamples: int = 100_000,
+    seed: int = 0,
+) -> Recomputed:
+    """``recomputed`` with every statistic of the differences (delta, wins, the sign-flip p and its bands,
+    n_nonzero, the MDE, the verdict) recomputed from ``diffs`` instead, the arms' summaries kept.
+
+    For an answer whose own ``per_seed_diffs`` are more precise than its rounded per-seed values and agree
+    with them (:class:`auditor.rounding.Rounding` chooses them).  Raises :class:`NonFiniteStatistics` as
+    :func:`recompute` does.
+    """
+    values = as_floats(diffs)
+    if len(values) != recomputed.n_pairs:
+        raise ValueError("one difference per pair is needed")
+    return _from_differences(
+        recomputed.baseline, recomputed.idea, values, None,
+        lower_is_better=lower_is_better, alpha=alpha, exact_max_n=exact_max_n, resamples=resamples, seed=seed,
+    )
+
+
+def _from_differences(
+    base: ArmSummary,
+    idea_summary: ArmSummary,
+    diffs: list[float],
+    operands: tuple[list[float], list[float]] | None,
+    *,
+    lower_is_better: bool,
+    alpha: float,
+    exact_max_n: int,
+    resamples: int,
+    seed: int,
+) -> Recomputed:
+    """The :class:`Recomputed` of two arms' summaries and their n >= 1 differences; ``operands`` are the
+    per-seed values the differences were subtracted from (their float noise bounds the test's ties), when
+    they were."""
     n = len(diffs)
     total, abs_sum = float64_sum(diffs), float64_sum(list(map(abs, diffs)))  # shared with the sign-flip test
-    base, idea_summary, diff_summary = _summary(base_values), _summary(idea_values), _summary(diffs, total)
+    diff_summary = _summary(diffs, total)
     delta = diff_summary.mean
     if not all(map(math.isfinite, (delta, abs_sum, base.std_population, idea_summary.std_population))):
         raise NonFiniteStatistics(
             "the per-seed values are too large: their differences or spreads overflow a 64-bit float"
         )
+    base_values, idea_values = operands if operands is not None else (None, None)
     test = sign_flip_on_floats(
         diffs, base_values, idea_values, exact_max_n=exact_max_n, resamples=resamples, seed=seed, sums=(total, abs_sum)
     )

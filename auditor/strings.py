@@ -3,47 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
 
-
-def json_encoder(
-    *,
-    sort_keys: bool = False,
-    ensure_ascii: bool = True,
-    separators: tuple[str, str] = (", ", ": "),
-    allow_nan: bool = True,
-    default: Callable[[object], object] | None = None,
-) -> Callable[[object], str]:
-    """``json.dumps`` with these options, as a function built once.
-
-    ``json.dumps`` and ``JSONEncoder.encode`` build the C encoder anew on every
-    call, which costs more than encoding a small config (~7 us against ~2 us);
-    an audit encodes a few dozen.  The values encoded here are decoded JSON and
-    what the auditor builds from it, never cyclic, so no cycle check is kept
-    (a value nested too deep still raises RecursionError, as json.dumps does).
-    """
-    if c_make_encoder is None:  # an interpreter without the _json accelerator
-        return json.JSONEncoder(
-            sort_keys=sort_keys, ensure_ascii=ensure_ascii, separators=separators, allow_nan=allow_nan, default=default
-        ).encode
-    encoder = c_make_encoder(
-        None,  # no cycle check
-        default if default is not None else json.JSONEncoder().default,  # the stock default raises TypeError
-        encode_basestring_ascii if ensure_ascii else encode_basestring,
-        None,  # no indent
-        separators[1],
-        separators[0],
-        sort_keys,
-        False,  # skipkeys
-        allow_nan,
-    )
-    join = "".join
-    return lambda value: join(encoder(value, 0))
-
-
-# The canonical form is asked for per sweep entry, several times per audit.
-_canonical_encoder = json_encoder(sort_keys=True, default=str)
+# One encoder for the canonical form (json.dumps with options makes a new JSONEncoder per call).
+_canonical_encoder = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 def canonical_json(value: object) -> str:

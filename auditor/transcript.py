@@ -449,20 +449,14 @@ def _sole_answer(text: str, max_depth: int) -> _Parsed | None:
         return None
     decoder = thread_decoder()
     before = decoder.created
-    # A header in another script makes the whole text wide (two or four bytes a character), and
-    # json's decoder then narrows every string it copies out of it: a copy of the text from the
-    # answer on, narrow when the answer is, is decoded faster than the text itself.  (orjson's
-    # path copies the answer out of the text itself: it is tried on the text first.)
-    decoded = decoder.decode_whole_object(text, start)
-    if decoded is None:
-        source, base = (text, 0) if text.isascii() else (text[start:], start)
-        try:
-            value, end, shape = decoder.json_decode_shaped(source, start - base)
-        except (ValueError, RecursionError):
-            return None
-        end += base
-    else:
-        value, end, shape = decoded
+    # A header in another script makes the whole text wide, and json's decoder then narrows every
+    # string it copies out of it: a copy from the answer on, narrow when the answer is, decodes faster.
+    source, base = (text, 0) if text.isascii() else (text[start:], start)
+    try:
+        value, end, shape = decoder.raw_decode_shaped(source, start - base)
+    except (ValueError, RecursionError):
+        return None
+    end += base
     if text.find("{", end) >= 0:
         return None
     # (The shape's brackets include those in strings: at least the depth.  They are counted as

@@ -3,7 +3,7 @@
 Each case runs the command line in a fresh interpreter and reads back which
 heavy modules it left in ``sys.modules``: scipy.special for a t quantile or a
 binomial tail the answer never needs, rich for a machine format, matplotlib for
-anything but html, orjson for fewer answers than it pays for.  pydantic is the options' contract and is
+anything but html.  pydantic is the options' contract and is
 imported by every command (issue 32 accepts it within the cold-start budget); ``import auditor`` alone
 stays without it.  Module presence only, never timing.
 """
@@ -17,7 +17,7 @@ import sys
 import pytest
 from conftest import ROOT, SEED_000, SEED_001
 
-HEAVY = ("scipy", "scipy.special", "scipy.stats", "rich", "matplotlib", "numpy", "orjson")
+HEAVY = ("scipy", "scipy.special", "scipy.stats", "rich", "matplotlib", "numpy")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -80,13 +80,3 @@ def test_many_seeds_do_import_numpy() -> None:
              "sign_flip_test([0.1 * k - 0.7 for k in range(20)]); print('numpy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"
-
-
-def test_orjson_is_imported_once_enough_answers_pay_for_it() -> None:
-    """The probe sees orjson when it is used: a process that goes on auditing past ORJSON_AFTER answers."""
-    probe = ("import sys; from auditor.audit import audit_bytes; from auditor.jsonscan import ORJSON_AFTER; "
-             f"data = open({str(SEED_000)!r}, 'rb').read(); "
-             "[audit_bytes(data, 'x') for _ in range(ORJSON_AFTER)]; before = 'orjson' in sys.modules; "
-             "audit_bytes(data, 'x'); print(before, 'orjson' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False True"

@@ -22,6 +22,7 @@ from conftest import HEADER, SEED_000, SEED_001, MiB, as_transcript, codes, seed
 from auditor import audit as audit_module
 from auditor.audit import AuditResult, audit_bytes, audit_path
 from auditor.findings import REGISTRY, Severity, all_rules, get_rule
+from auditor.formats.jsonl import result_line
 from auditor.jsonscan import MAX_SCAN_EVENTS
 from auditor.options import AuditOptions
 from auditor.schema import MAX_LISTED_FINDINGS
@@ -31,8 +32,8 @@ SEED_TEXT = SEED_000.read_text(encoding="utf-8")
 
 
 def strict_json(result: AuditResult) -> str:
-    """The result as the JSON formats write it: no NaN/Infinity, encodable as UTF-8."""
-    text = json.dumps(result.to_dict(), allow_nan=False, ensure_ascii=False)
+    """The result as the JSON formats write it (the contract's types, no NaN/Infinity), encodable as UTF-8."""
+    text = result_line(result)
     text.encode("utf-8")
     return text
 

@@ -19,6 +19,7 @@ import re
 import stat
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from auditor.cli import main
 from auditor.findings import Finding, Severity
 from auditor.formats import FORMATS, Run, writer
 from auditor.options import AuditOptions, RerunOptions
+from auditor.rerun.record import RerunRecord
 
 from conftest import SEED_000, as_transcript, experiment_workspace, load_answer, seed_answer
 
@@ -123,6 +125,14 @@ def test_folder_named_bracket_in_the_batch_title(tmp_path, capsys) -> None:
     assert f"{folder}/" in out.replace("\n", "")
 
 
+# A result's recomputed and claimed values, complete as the JSON contract wants them (auditor.contract).
+_RECOMPUTED = {"n_pairs": 8, "delta_mean": -0.01, "idea_wins": 4, "p_value": 0.5, "p_value_one_sided": 0.25,
+               "mde": 0.02, "mde_rel_pct": 0.2, "verdict": "no measurable effect", "p_value_method": "exact",
+               "baseline_mean": 10.0, "idea_mean": 9.99}
+_CLAIMED = {"n_pairs": 8, "delta_mean": -0.01, "idea_wins": 7, "p_value": 0.01, "mde": None, "mde_rel_pct": None,
+            "verdict": "no measurable effect"}
+
+
 def _constructed_run() -> Run:
     tail = "Traceback ...\n\x1b[2K\x1b[32m\u2714 PASS all seeds reproduced\x1b[0m\n\x1b]52;c;ZXZpbA==\x07done"
     findings = (
@@ -133,11 +143,14 @@ def _constructed_run() -> Run:
         source=f"ans{HOSTILE}.txt",
         status="fail",
         findings=findings,
-        recomputed={"verdict": HOSTILE, "p_value": 0.5, "n_pairs": 8},
-        claimed={"verdict": HOSTILE, "p_value": 0.01, "n_pairs": 8, "idea_wins": 7},
-        rerun={"device": f"cpu{HOSTILE}", "command": ["python", f"b.py{HOSTILE}"], "reproduced": False,
-               "seconds": 1.0, "exit_code": 1, "max_rel_diff": {"baseline": None, "idea": None}},
-        cross={"baseline_key": HOSTILE},
+        recomputed=_RECOMPUTED,
+        claimed={**_CLAIMED, "verdict": HOSTILE},
+        # Every string of the rerun record an agent can steer: the command, the device it claims, the limits' note.
+        rerun=replace(RerunRecord(sandbox="bubblewrap"), device="cpu", command=("python", f"b.py{HOSTILE}"),
+                      claimed_device=f"cpu{HOSTILE}", seconds=1.0, exit_code=1,
+                      limits={"note": HOSTILE}).to_dict(),
+        cross={"track": HOSTILE, "model": "mlp", "baseline_cfg": {f"lr{HOSTILE}": [HOSTILE]},
+               "baseline_per_seed": [1.5, 2.5], "baseline_pointer": f"/b{HOSTILE}", "verdict_pointer": "/v"},
     )
     return Run((result, result))
 
@@ -332,27 +345,18 @@ def test_writable_or_foreign_log_folder_is_not_used(shared_tmp) -> None:
         assert list(folder.iterdir()) == []
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.characters(max_codepoint=0x2070) | st.sampled_from(["\\", "\\u0001", "\r", "\ud800", "\u202e", "\x1b["])).map("".join))
-def test_the_json_probe_never_passes_a_string_clean_would_change(text) -> None:
-    """The fast path of the jsonl lines and of clean_result: a clean JSON text means clean strings."""
-    from auditor.formats.safe import clean, json_is_clean
-
-    for encoded in (json.dumps(text, ensure_ascii=False), json.dumps({text: [text]}, ensure_ascii=False)):
-        if json_is_clean(encoded):
-            assert clean(text) == text
-
-
-def test_clean_results_and_lines_are_the_objects_and_text_of_the_slow_path() -> None:
-    from auditor.formats.jsonl import _dumps, record, result_line
+def test_clean_results_are_the_same_objects_and_lines_hold_only_cleaned_text() -> None:
+    from auditor.formats.jsonl import result_line
     from auditor.formats.safe import clean_result
 
     honest = AuditResult("a/b.txt", "fail", (Finding("A302", Severity.ERROR, "mean 1.5 — Δ", "/x", 1.5, 1.25),),
-                         recomputed={"p_value": 0.03}, claimed={"verdict": "idea better \u200f"})
+                         recomputed=_RECOMPUTED, claimed={**_CLAIMED, "verdict": "idea better \u200f"})
     assert clean_result(honest) is honest
     hostile = AuditResult("a\x1b[2Kb.txt", "fail", (Finding("A302", Severity.ERROR, "m\u202e", "/x\r", "\x07", 1.0),),
-                          recomputed=None, claimed={"verdict": "ok\u009b31m"})
+                          recomputed=None, claimed={**_CLAIMED, "verdict": "ok\u009b31m"})
     cleaned = clean_result(hostile)
-    assert cleaned.source == "ab.txt" and cleaned.findings[0].message == "m" and cleaned.claimed == {"verdict": "ok"}
-    assert result_line(honest) == _dumps(record(honest)) + "\n"
-    assert result_line(hostile) == _dumps(record(cleaned)) + "\n"
+    assert cleaned.source == "ab.txt" and cleaned.findings[0].message == "m" and cleaned.claimed["verdict"] == "ok"
+    assert json.loads(result_line(honest))["claimed"]["verdict"] == "idea better \u200f"  # marks are not controls
+    line = json.loads(result_line(hostile))
+    assert line["source"] == "ab.txt" and line["claimed"]["verdict"] == "ok"
+    assert (line["findings"][0]["message"], line["findings"][0]["pointer"], line["findings"][0]["claimed"]) == ("m", "/x\n", "")

@@ -1,100 +1,27 @@
 """The batch's parent process takes shortcuts on its per-result path; each gives what the general path gives.
 
-* a jsonl line without backslash, DEL or non-ASCII character is clean without a regex scan;
-* the clean-check probe reads compact cross facts (and any value that is not JSON data) as nothing to
-  clean, as ``clean_value`` does, instead of failing over to the walk;
-* config text comes from one prebuilt encoder, X901 compares equal compact values in C, and the kept
-  findings are those at or above one severity threshold;
+* X901 compares equal compact values in C, and the kept findings are those at or above one severity
+  threshold;
 * lines are flushed once per arrival from the pool, before it is waited on again.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from array import array
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from auditor.config import Config, resolve
 from auditor.executors import audit_task
-from auditor.extracts import compact_cross, config_text
 from auditor.findings import Finding, Severity
-from auditor.formats.safe import _all_clean, clean_result, json_is_clean
 from auditor.options import AuditOptions
 from auditor.result import AuditResult, Status
 from auditor.rules.cross import _first_difference
 from auditor.session import SessionOptions, _kept_after_streaming, run_session
 
 from conftest import FIXTURES
-
-# The probe as it was, one regex scan of the whole text: the fast path must agree with it.
-_SLOW_PROBE = re.compile(r"\\u00[01][0-9a-fA-F]|\\[rbf]|[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-_TEXT = st.lists(
-    st.characters(max_codepoint=0x2070)
-    | st.sampled_from(["\\", '"', "\x7f", "\x85", "\x1b[2K", "\r\n", "\u202e", "\ud800", "\u00e9", "\\u0001"])
-).map("".join)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.lists(_TEXT, max_size=4))
-def test_the_fast_json_probe_agrees_with_the_regex_scan(texts) -> None:
-    for encoded in (json.dumps(texts, ensure_ascii=False), "".join(texts)):
-        assert json_is_clean(encoded) == (not _SLOW_PROBE.search(encoded))
-
-
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | _TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
-    max_leaves=8,
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_JSON)
-def test_config_text_is_json_dumps_with_sorted_keys(cfg) -> None:
-    assert config_text(cfg) == json.dumps(cfg, sort_keys=True, separators=(", ", ": "))
-
-
-def _walk_changes_nothing(result: AuditResult) -> bool:
-    """What clean_result's walk decides, without the probe (the general path)."""
-    from auditor.formats import safe
-
-    probe, safe._all_clean = safe._all_clean, lambda result: False
-    try:
-        return safe.clean_result(result) is result
-    finally:
-        safe._all_clean = probe
-
-
-@settings(max_examples=300, deadline=None)
-@given(_TEXT, _TEXT, _JSON, st.sampled_from(["dict", "compact", "opaque"]))
-def test_the_probe_reads_values_that_are_not_json_as_clean_value_does(source, track, cfg, form) -> None:
-    cross = {"track": track, "model": "m", "baseline_cfg": cfg, "baseline_per_seed": [1.5, 2.5],
-             "baseline_pointer": "/p", "verdict_pointer": track}
-    kept = {"dict": cross, "compact": compact_cross(cross), "opaque": {"values": array("d", [1.0]), track: {1, 2}}}
-    result = AuditResult(source, Status.PASS, (), recomputed={"p_value": 0.5}, cross=kept[form])
-    if _all_clean(result):  # the fast path may only say "clean" where the walk changes nothing
-        assert _walk_changes_nothing(result)
-    assert (clean_result(result) is result) == _walk_changes_nothing(result)
-
-
-def test_a_kept_result_with_compact_facts_is_found_clean_without_the_walk() -> None:
-    result = audit_task_result(FIXTURES / "answers" / "000_28acc42565c7de9b.txt")
-    kept = _kept_after_streaming(result, AuditOptions())
-    assert kept.cross is not None and not isinstance(kept.cross, dict)
-    assert _all_clean(kept) and clean_result(kept) is kept
-
-
-def audit_task_result(path: Path) -> AuditResult:
-    from auditor.executors import Task
-
-    return audit_task(Task(str(path), AuditOptions()))
-
 
 _VALUES = st.lists(st.floats() | st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-300]), max_size=6)
 
@@ -255,51 +182,6 @@ def test_cycle_collection_pauses_while_results_arrive_and_comes_back(tmp_path, m
         assert enabled_while_arriving == [True] * len(paths)
 
 
-@settings(max_examples=400, deadline=None)
-@given(_TEXT, _TEXT, _TEXT, _TEXT, _JSON, _TEXT, st.sampled_from(list(Severity)))
-def test_a_kept_result_is_marked_clean_only_when_the_walk_finds_nothing_to_clean(
-    source, message, verdict, track, cfg, pointer, severity
-) -> None:
-    """The mark a worker sets (its line needed no cleaning) is never on a kept result the walk would change."""
-    from auditor.formats.jsonl import checked_result_line
-    from auditor.session import _ready_to_stream
-
-    finding = Finding("A301", severity, message, pointer=pointer, claimed=track, recomputed=[verdict, 1.5])
-    cross = {"track": track, "model": message, "baseline_cfg": cfg, "baseline_per_seed": [1.5, 2.5],
-             "baseline_pointer": pointer, "verdict_pointer": "/verdict"}
-    result = AuditResult(source, Status.FAIL, (finding,), recomputed={"p_value": 0.25},
-                         claimed={"verdict": verdict, "p_value": 0.5}, cross=cross)
-    try:
-        line, clean = checked_result_line(result)
-    except (TypeError, ValueError):
-        return  # a value JSON cannot write (a float key in cfg): nothing is marked, the parent takes the result
-    kept = _kept_after_streaming(result, AuditOptions())
-    streamed = _ready_to_stream(result, AuditOptions())
-    assert streamed.kept.known_clean is clean and streamed.kept == kept
-    if clean:
-        assert _walk_changes_nothing(kept)  # the general path, which neither the probe nor the mark decides
-        assert clean_result(streamed.kept) is streamed.kept
-
-
-def test_the_clean_mark_travels_with_the_result_and_not_with_a_changed_copy() -> None:
-    import pickle
-    from dataclasses import replace
-
-    from auditor.formats.safe import known_clean
-    from auditor.session import _shared_again
-
-    hostile = Finding("X901", Severity.ERROR, "differs from \x1b[2Kb.txt", pointer="/p")
-    marked = known_clean(AuditResult("a.txt", Status.PASS, (), claimed={"verdict": "no measurable effect"}))
-    assert marked.known_clean and not AuditResult("a.txt", Status.PASS, ()).known_clean
-    assert pickle.loads(pickle.dumps(marked)).known_clean  # from the worker to the parent
-    assert _shared_again(marked).known_clean  # equal strings, shared again
-    changed = [marked.with_findings((hostile,)), marked.with_claimed({"verdict": "\x9b2K"}),
-               marked.with_seconds(1.0), replace(marked, findings=(hostile,))]
-    assert not any(copy.known_clean for copy in changed)
-    assert clean_result(changed[0]).findings[0].message == "differs from b.txt"
-    assert marked == replace(marked, source="a.txt") and "known_clean" not in repr(marked)
-
-
 def _collecting(result: AuditResult, options: AuditOptions) -> tuple[str, bool]:
     """A pool's ``finish``: whether the process that made ``result`` collects cyclic garbage."""
     import gc
@@ -322,49 +204,3 @@ def test_workers_forked_while_collection_is_paused_collect_as_usual() -> None:
         gc.enable()
     assert len(seen) == len(paths)
     assert seen[1:] == [True] * (len(paths) - 1)  # the first is the parent's own warm-up audit
-
-
-_FLOATS = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, 1.0, 5e-324])
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.lists(st.lists(_FLOATS, max_size=4) | st.lists(st.integers(-3, 3) | _FLOATS, max_size=3) | _JSON, max_size=4),
-    _TEXT,
-    _JSON,
-    st.booleans(),
-)
-def test_a_line_spelling_its_per_seed_values_once_per_batch_is_the_whole_record(per_seeds, track, cfg, reorder):
-    """Lines whose cross facts share their per-seed values (one spelling kept per batch) are written as
-    ``_dumps(record(result))`` writes them, for any facts: -0.0 and 0.0 spelled apart, values that are not
-    all floats, a NaN, and facts in another order or with other members written as they are."""
-    from auditor.formats.jsonl import _dumps, _encoded, record
-
-    for per_seed in per_seeds + [list(reversed(per_seeds[0])) if per_seeds and isinstance(per_seeds[0], list) else []]:
-        cross = {"track": track, "model": "mlp", "baseline_cfg": cfg, "baseline_per_seed": per_seed,
-                 "baseline_pointer": "/b", "verdict_pointer": "/v"}
-        if reorder:
-            cross = {"model": "mlp", **cross, "extra": 1}
-        result = AuditResult("a.txt", Status.PASS, (), recomputed={"p_value": 0.25}, cross=cross)
-        try:
-            expected = _dumps(record(result))
-        except (TypeError, ValueError) as exc:
-            try:
-                _encoded(result)
-            except type(exc):
-                continue
-            raise AssertionError("the record cannot be written, so neither can the line")
-        assert _encoded(result) == expected
-
-
-def test_per_seed_values_equal_as_numbers_but_spelled_apart_get_their_own_spelling():
-    from auditor.formats.jsonl import _encoded
-
-    def line(values: list[float]) -> str:
-        cross = {"track": "t", "model": "m", "baseline_cfg": None, "baseline_per_seed": values,
-                 "baseline_pointer": "/b", "verdict_pointer": "/v"}
-        return _encoded(AuditResult("a.txt", Status.PASS, (), cross=cross))
-
-    assert '"baseline_per_seed":[0.0,1.5]' in line([0.0, 1.5])
-    assert '"baseline_per_seed":[-0.0,1.5]' in line([-0.0, 1.5])
-    assert '"baseline_per_seed":[0.0,1.5]' in line([0.0, 1.5])

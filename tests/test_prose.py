@@ -869,3 +869,36 @@ def test_v406_relative_change_message_quotes_the_recomputed_change() -> None:
     answer["verdict"] += " This is a 4.1% reduction in test MSE."
     [f] = [f for f in run_rule("V406", answer) if "4.1%" in f.message]
     assert "-0.0795%" in f.message and f.recomputed == pytest.approx(-0.0794577, rel=1e-4)
+
+
+# p-values, from-to pairs and what makes them thresholds or hyperparameter changes, among other claims.
+_CLAIM_PIECES = [
+    *("p=0.01475", "p < 0.05", "p-value of 0.03", "p ≤ .001", "P = 1.0", "p=1.5e-3", "p=5%", "criterion", "if"),
+    *("from 10.93 to 10.92", "from 0.001 to 0.006", "from 90% to 91%", "lr", "epochs", "MSE", "from", "to"),
+    *("7/8 wins", "delta_mean=0.5", "mean paired diff -0.25", "target", "expected", "mean", "delta"),
+    *("a 4.1% reduction in test MSE", "improved by 2%", "and", "with"),
+    *(" ", "  ", ", ", ". ", "; ", "(", ")", "\n", "0.5", "-"),
+]
+
+
+def _omit_some(claim: prose.PValueClaim | prose.DeltaClaim | prose.FromToClaim) -> bool:
+    """An arbitrary test that lets some claims pass and not others."""
+    return len(claim.text) % 2 == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_CLAIM_PIECES), max_size=24).map("".join))
+def test_omitted_claims_are_only_left_out(text: str) -> None:
+    """``omit`` drops the p-value, delta and from-to claims it holds for, and changes nothing else."""
+    everything = prose.extract_claims(text)
+    fewer = prose.extract_claims(text, omit=_omit_some)
+    assert fewer.p_values == [p for p in everything.p_values if not _omit_some(p)]
+    assert fewer.deltas == [d for d in everything.deltas if not _omit_some(d)]
+    assert fewer.from_to == [ft for ft in everything.from_to if not _omit_some(ft)]
+    assert (fewer.wins, fewer.relative_changes) == (everything.wins, everything.relative_changes)
+
+
+@given(st.integers(0, 40))
+def test_half_units_of_plain_decimals_are_the_formula(decimals: int) -> None:
+    reported = prose.parse_number("1." + "5" * decimals if decimals else "1")
+    assert reported is not None and reported.half_unit == 0.5 * 10.0**-decimals

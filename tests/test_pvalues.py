@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
 
 from auditor.precision import printed
 from auditor.pvalues import (
     COMMON_RESAMPLES,
+    CONVENTIONS,
+    DEFAULT_RESAMPLES,
     MC_MISS,
+    PAgreement,
     _binomial_plausible,
+    _claim_half_unit,
     _falling_tail_reaches,
     _hit_ranges,
     _tail_reaches,
     agreement,
+    monte_carlo_agreement,
 )
 from auditor.stats import PBand
 
@@ -228,3 +235,26 @@ def test_one_significant_digit_is_accepted_when_the_count_is_stated() -> None:
 
 def test_default_counts_still_read_seed_000() -> None:
     assert agreement(0.01475, SEED_000).resamples == 20_000
+
+
+def _monte_carlo_reference(claimed: float, band: PBand) -> PAgreement | None:
+    """The first count and convention, counts outermost, whose hit range is plausible: of the counts
+    assumed when an answer states none."""
+    half_unit = _claim_half_unit(claimed)
+    for resamples in sorted(DEFAULT_RESAMPLES):
+        for convention in CONVENTIONS:
+            for _, _, hits in _hit_ranges(claimed, half_unit, (resamples,), (convention,)):
+                if _binomial_plausible(hits, resamples, band, convention.tail):
+                    return PAgreement(True, f"Monte-Carlo, B={resamples}, {convention.name}", resamples)
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(1e-4, 0.6), st.floats(0.9, 1.1), st.integers(2, 5))
+# B=9,999 with (hits+1)/(B+1) comes before B=50,000 with hits/B: the counts are the outer loop.
+@example(0.1264139671024897, 0.12694 / 0.1264139671024897, 5)
+def test_monte_carlo_agreement_tries_counts_then_conventions(p_true: float, ratio: float, digits: int) -> None:
+    claimed = round(p_true * ratio, digits)
+    assume(printed(claimed).digits > 1)  # a one-digit print is read apart
+    got = monte_carlo_agreement(claimed, PBand(p_true, p_true))
+    assert (got if got.consistent else None) == _monte_carlo_reference(claimed, PBand(p_true, p_true))

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from auditor.findings import Severity
+from auditor.model import SweepEntry
+from auditor.rules import arithmetic_sweep, tuning
+from auditor.strings import canonical_json
 
 from conftest import ROOT, as_transcript, codes, seed_answer
 
@@ -108,3 +114,34 @@ def test_e702_fires_where_one_dropped_seed_doubles_p_to_alpha(audit) -> None:
     [fragile] = _by_code(audit(as_transcript(improved), alpha=2 / 2**7), "E702")
     assert fragile.recomputed == 2 / 2**7
     assert _by_code(audit(as_transcript(improved), alpha=0.05), "E702") == []
+
+
+_SWEPT_VALUES = st.recursive(
+    st.one_of(st.sampled_from([0.0, -0.0, 1.0, 1, True, False, None, math.inf, math.nan, "", "0.0", "1", 5e-324]),
+              st.floats(), st.integers(), st.text(max_size=3)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=2), inner, max_size=3)),
+    max_leaves=6,
+)
+_SWEEPS = st.lists(
+    st.builds(
+        lambda cfg, mean: SweepEntry.from_json({"cfg": cfg, "mean": mean}),
+        st.dictionaries(st.sampled_from(["lr", "wd", "epochs", "b"]), _SWEPT_VALUES, max_size=4),
+        st.sampled_from([1.0, 2.5, -0.0, 0.0, math.inf]),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SWEEPS)
+def test_swept_keys_are_those_whose_spelled_values_differ(sweep: list[SweepEntry]) -> None:
+    """T601-T603 read a key as swept when its values, spelled as JSON (null when missing), differ."""
+    keys = {k for e in sweep for k in e.cfg}
+    expected = {k for k in keys if len({canonical_json(e.cfg.get(k)) for e in sweep}) > 1}
+    assert tuning.swept_keys(sweep) == expected
+
+
+def test_a311_compares_config_values_as_values_close_does() -> None:
+    assert not arithmetic_sweep._same_value(math.inf, math.inf)  # values_close(inf, inf) is False
+    assert not arithmetic_sweep._same_value(1, True)
+    assert arithmetic_sweep._same_value(0.003, 0.003 * (1 + 1e-13))

@@ -264,6 +264,18 @@ def test_s201_missing_fields_point_at_the_missing_key(seed, path, message):
     assert [(f.rule, f.pointer, f.message) for f in findings if f.rule == "S201"] == [("S201", path, message)]
 
 
+def test_an_array_over_max_items_is_one_s201_each():
+    answer = seed_answer("000")
+    assert validate(answer, max_items=8) == []
+    findings = validate(answer, max_items=7)  # both arms' per_seed and per_seed_diffs hold 8
+    assert [(f.rule, f.pointer, f.claimed) for f in findings] == [
+        ("S201", "/bench_report/baseline/full/per_seed", 8),
+        ("S201", "/bench_report/comparison/per_seed_diffs", 8),
+        ("S201", "/bench_report/idea/per_seed", 8),
+    ]
+    assert "more than the limit of 7 (--max-seeds)" in findings[0].message
+
+
 def test_an_idea_without_full_is_checked_as_the_flat_shape():
     # The shape is decided by the presence of "full" (as in the models), so a
     # tuned idea that lost it reads as a flat idea missing its statistics.

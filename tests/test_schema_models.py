@@ -82,3 +82,9 @@ def test_a_valid_report_gets_the_model_of_its_declared_shape(idea, shape):
     model = BenchReport.from_json(report)
     assert isinstance(model.idea, TunedArm if shape == "tuned" else FlatIdea)
     assert idea_shape(model.idea) == shape
+
+
+def test_nested_models_without_required_keys_read_as_none():
+    assert TunedArm.from_json({}).full is None
+    assert BenchReport.from_json({"track": "t", "x": 1}).extra == {"x": 1}
+    assert Answer.from_json({"bench_report": None, "worked": True}).worked is True

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .. import __version__
 from ..errors import UsageError
 from ..findings import Finding
 from ..paths import portable
@@ -65,15 +64,10 @@ class Run:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "auditor_version": __version__,
-            "results": [r.to_dict() for r in self.results],
-            "summary": self.summary,
-        }
-        if self.cross is not None:
-            out["cross"] = self.cross.to_dict()
-        out["config"] = self.config
-        return out
+        """The ``--format json`` document (:class:`auditor.contract.RunDocument`) as a dict."""
+        from ..contract import RunDocument
+
+        return RunDocument.of(self).dump()
 
 
 # At most this many skipped or excluded paths are named in a summary.

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import TextIO
 
+from ..contract import RunDocument, json_text
 from . import Run
 
 
 def write(run: Run, stream: TextIO) -> None:
-    json.dump(run.to_dict(), stream, indent=2, ensure_ascii=False, allow_nan=False)
-    stream.write("\n")
+    stream.write(json_text(RunDocument.of(run), indent=2) + "\n")

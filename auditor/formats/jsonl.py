@@ -15,7 +15,7 @@ the transcript's bytes, the fingerprint of the options that decided the line and
 an HMAC over both and the line, which ``--resume`` checks before it counts the
 line as audited (:mod:`auditor.resume`).  Readers that do not resume ignore it.
 
-The module owns the line format both ways: :func:`record` and
+The lines are the JSON contract's (:mod:`auditor.contract`): :func:`result_line` and
 :func:`from_record` convert a result, and :func:`resume_from` reads the
 results of an interrupted run back for ``--resume``.
 """
@@ -23,39 +23,31 @@ results of an interrupted run back for ``--resume``.
 from __future__ import annotations
 
 import json
-from array import array
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
 from ..atomic import atomic_write, read_owned
+from ..contract import ResultLine, SummaryLine, json_text
 from ..errors import UsageError
 from ..findings import Finding
 from ..paths import key
 from ..result import AuditResult
-from ..strings import json_encoder
 from . import Run
-from .safe import clean, clean_finding, clean_result, json_is_clean
-
-
-def record(result: AuditResult) -> dict[str, Any]:
-    """One jsonl line: the JSON contract's result, plus the facts the cross checks
-    need so that ``--resume`` can still run them over the whole batch."""
-    data = result.to_dict()
-    if result.cross is not None:
-        data["cross"] = result.cross
-    return data
+from .safe import clean, clean_finding
 
 
 def from_record(data: dict[str, Any]) -> AuditResult:
-    """The inverse of :func:`record` (findings, recomputed, claimed, rerun, cross facts)."""
+    """A result read back from its jsonl line (findings, recomputed, claimed, rerun, cross facts);
+    a line that is not the contract's :class:`~auditor.contract.ResultLine` raises ValueError."""
+    line = ResultLine.model_validate(data).dump()
     return AuditResult(
-        source=data["source"],
-        status=data["status"],
-        findings=tuple(Finding.from_dict(f) for f in data.get("findings", [])),
-        recomputed=data.get("recomputed"),
-        claimed=data.get("claimed"),
-        rerun=data.get("rerun"),
-        cross=data.get("cross"),
+        source=line["source"],
+        status=line["status"],
+        findings=tuple(Finding.from_dict(f) for f in line["findings"]),
+        recomputed=line["recomputed"],
+        claimed=line.get("claimed"),
+        rerun=line.get("rerun"),
+        cross=line.get("cross"),
     )
 
 
@@ -103,70 +95,15 @@ def resume_from(
     return done
 
 
-# One encoder for every line, built once (see json_encoder).
-_dumps = json_encoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
 def result_line(result: AuditResult) -> str:
-    return checked_result_line(result)[0]
-
-
-def checked_result_line(result: AuditResult) -> tuple[str, bool]:
-    """:func:`result_line`, and whether ``result`` held nothing to clean (every string of its record as it was)."""
-    # Lines are written before the Run exists, so they are cleaned here (see .safe); a line
-    # with nothing to clean in it (nearly every line) is serialised once and written as it is.
-    # Cleaning changes strings only, so a value JSON refuses (NaN) is refused either way.
-    line = _encoded(result)
-    if json_is_clean(line):
-        return line + "\n", True
-    return _dumps(record(clean_result(result))) + "\n", False
-
-
-def _encoded(result: AuditResult) -> str:
-    """``_dumps(record(result))``, its cross facts' per-seed values spelled once per batch.
-
-    The answers of one setup share their baseline, so their lines repeat its per-seed
-    values, and the shortest spelling of a float is most of what writing a line costs.
-    """
-    data = result.to_dict()
-    cross = result.cross
-    spelled = _cross_json(cross) if data and type(cross) is dict else None
-    if spelled is None:
-        return _dumps(record(result))
-    return _dumps(data)[:-1] + ',"cross":' + spelled + "}"  # "cross" is the record's last member
-
-
-# The members of cross_facts (auditor.extracts), in their order.
-_CROSS_KEYS = ("track", "model", "baseline_cfg", "baseline_per_seed", "baseline_pointer", "verdict_pointer")
-# The spelling of recent per-seed lists, by their values' bits (-0.0 is not 0.0 here).
-_PER_SEED_JSON: dict[bytes, str] = {}
-_MAX_PER_SEED_JSON = 256
-
-
-def _cross_json(cross: dict[str, Any]) -> str | None:
-    """``_dumps(cross)`` for the cross facts of an answer whose per-seed values are floats; else None."""
-    per_seed = cross.get("baseline_per_seed")
-    if tuple(cross) != _CROSS_KEYS or type(per_seed) is not list or not all(type(v) is float for v in per_seed):
-        return None
-    key = array("d", per_seed).tobytes()
-    values = _PER_SEED_JSON.get(key)
-    if values is None:
-        values = _dumps(per_seed)  # a non-finite value raises here, as in the whole record
-        if len(_PER_SEED_JSON) >= _MAX_PER_SEED_JSON:
-            _PER_SEED_JSON.clear()
-        _PER_SEED_JSON[key] = values
-    head = _dumps({"track": cross["track"], "model": cross["model"], "baseline_cfg": cross["baseline_cfg"]})
-    tail = _dumps({"baseline_pointer": cross["baseline_pointer"], "verdict_pointer": cross["verdict_pointer"]})
-    return head[:-1] + ',"baseline_per_seed":' + values + "," + tail[1:]
+    """The jsonl line of ``result``, cleaned for display (:class:`~auditor.contract.ResultLine`)."""
+    return json_text(ResultLine.of(result)) + "\n"
 
 
 def summary_line(run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> str:
-    data: dict[str, Any] = {"summary": run.summary}
-    if run.cross is not None:
-        data["cross"] = run.cross.to_dict()
-    data["late_findings"] = [{"source": clean(source), **clean_finding(f).to_dict()} for source, f in late_findings]
-    data["config"] = run.config
-    return _dumps(data) + "\n"
+    """The run's last line (:class:`~auditor.contract.SummaryLine`); the Run's strings are clean already."""
+    late = [{"source": clean(source), **clean_finding(f).to_dict()} for source, f in late_findings]
+    return json_text(SummaryLine.of(run, late)) + "\n"
 
 
 class Stream:

@@ -25,9 +25,8 @@ the same object.  :func:`clean_result` applies it to every string of an
 :class:`~auditor.result.AuditResult` and :func:`clean_value` to any JSON value
 (keys included), leaving numbers, booleans and null as they are.  The output
 layer applies it where data enters it: :class:`~auditor.formats.Run` cleans its
-results when it is built (every format renders a Run), and the jsonl stream
-cleans each line it writes.  A batch worker's kept result whose jsonl line needed
-no cleaning carries a mark (:func:`known_clean`), and the Run takes it as it is.
+results when it is built (every format renders a Run), and the JSON contract
+(:mod:`auditor.contract`) cleans each result it is given, so every jsonl line is clean.
 """
 
 from __future__ import annotations
@@ -35,8 +34,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-
-from ..strings import json_encoder
 
 if TYPE_CHECKING:
     from ..findings import Finding
@@ -60,27 +57,6 @@ _SEQUENCE = re.compile(
 )
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-# Anything clean() would change in a string, as it shows in ``json.dumps(..., ensure_ascii=False)``:
-# C0 controls become ``\u00XX`` (or ``\r``, ``\b``, ``\f``; tab and newline stay), the rest stays raw.
-# An escaped backslash before ``u00``/``r`` matches too: only a false alarm, which takes the slow path.
-# Every match starts at a backslash, DEL or a non-ASCII character.
-_UNSAFE_IN_JSON = re.compile(r"\\(?:u00[01][0-9a-fA-F]|[rbf])|[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-# Built once (json.dumps with options builds one per call).  It writes null for a value that is not
-# JSON data (compact cross facts): clean_value leaves such a value as it is (it cleans strings, dicts,
-# lists and tuples only), so nothing in it is ever cleaned.
-_probe_encoder = json_encoder(ensure_ascii=False, default=lambda value: None)
-
-
-def json_is_clean(text: str) -> bool:
-    """Whether every string in the JSON ``text`` (as ``json.dumps`` with ``ensure_ascii=False`` writes
-    it) is left as it is by :func:`clean`; one C-speed scan instead of a walk over the values."""
-    if text.isascii() and "\\" not in text and "\x7f" not in text:
-        return True  # nowhere _UNSAFE_IN_JSON could match: the common line, without a regex scan
-    return not _UNSAFE_IN_JSON.search(text)
-
 
 def clean(text: str) -> str:
     """``text`` without terminal controls, escape sequences and bidi overrides (see the module)."""
@@ -122,22 +98,9 @@ def clean_finding(f: "Finding") -> "Finding":
     return replace(f, message=message, pointer=pointer, claimed=claimed, recomputed=recomputed)
 
 
-def known_clean(result: "AuditResult") -> "AuditResult":
-    """``result``, marked as holding nothing to clean, so that :func:`clean_result` returns it unread.
-
-    Only for a result just made, by the code that made it, and only when every string it holds
-    was found clean: a worker's kept result whose jsonl line holds all of its strings and needed
-    no cleaning (:func:`auditor.session._ready_to_stream`).
-    """
-    object.__setattr__(result, "known_clean", True)
-    return result
-
-
 def clean_result(result: "AuditResult") -> "AuditResult":
     """``result`` with its source, findings, tables, rerun record, cross facts and log path cleaned;
     ``result`` itself when nothing changes (the common case: no copy, no ``replace``)."""
-    if result.known_clean or _all_clean(result):
-        return result
     fields = {
         "source": clean(result.source),
         "recomputed": clean_value(result.recomputed),
@@ -155,20 +118,3 @@ def clean_result(result: "AuditResult") -> "AuditResult":
         changed["findings"] = findings
     return replace(result, **changed) if changed else result
 
-
-def _all_clean(result: "AuditResult") -> bool:
-    """Whether no string of ``result`` needs cleaning, read from one ``json.dumps`` of its fields."""
-    values = [
-        result.source,
-        [f.to_dict() for f in result.findings],
-        result.recomputed,
-        result.claimed,
-        result.rerun,
-        result.cross,
-        result.figures,
-        result.log,
-    ]
-    try:
-        return json_is_clean(_probe_encoder(values))
-    except (TypeError, ValueError, RecursionError):  # a key JSON has no spelling for, or a cycle: the walk decides
-        return False

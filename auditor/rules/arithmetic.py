@@ -257,7 +257,9 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     to the magnitude of the two values subtracted (float32 noise of numbers
     near 10 is ~1e-6).
     The message lists the offending seeds; the pointer names the element
-    when only one is wrong.
+    when only one is wrong. Only differences that pass this check may stand
+    for rounded per-seed values (A312): one that fails leaves the statistics
+    to the per-seed values.
 
     ## Why is this bad?
     The test, the wins and the MDE are all computed from these differences;
@@ -278,20 +280,18 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     r, claimed = ctx.recomputed, ctx.report.comparison.per_seed_diffs
     if r is None or claimed is None or len(claimed) != r.n_pairs:
         return  # a length mismatch is A301's
-    diffs = r.diffs
+    rounding = ctx.rounding
+    diffs = rounding.seed_diffs  # of the per-seed values: r's may be these very claims (auditor.rounding)
     if tuple(claimed) == diffs:
         return  # every difference as computed (and finite, as every recomputed one is): nothing to bound
-    scales = [max(abs(b), abs(i)) for b, i in zip(ctx.baseline.per_seed, ctx.idea.per_seed)]
-    widths = ctx.rounding.diff_h
+    # The same test that lets the claims stand for the differences: a claim failing here is never used.
+    close = rounding.diff_agrees
 
-    def close(value: float, k: int) -> bool:
-        return mean_agrees(value, diffs[k], 1, scales[k], widths[k])
-
-    bad = [k for k in range(r.n_pairs) if not close(claimed[k], k)]
+    bad = [k for k in range(r.n_pairs) if not close(k, claimed[k])]
     if not bad:
         return
     pointer = ctx.pointer("comparison", "per_seed_diffs")
-    reversed_sign = all(close(-claimed[k], k) for k in bad)
+    reversed_sign = all(close(k, -claimed[k]) for k in bad)
     listed = "; ".join(
         f"seed {k}: claimed {_fmt(claimed[k])}, idea - baseline = {_fmt(diffs[k])}" for k in bad[:MAX_LISTED]
     )

@@ -28,6 +28,12 @@ def A312(ctx: AuditContext) -> Iterator[Finding]:
     verdict it computes the range of the exact sign-flip p over every value the
     printed ones stand for, and fires when that range straddles alpha: the
     printed values allow both a significant and a non-significant result.
+    When `comparison.per_seed_diffs` has one entry per seed, each within the
+    interval of its printed values' difference (A304 stays silent), a
+    difference printed finer than the values (-0.008639 beside 10.9 and 10.9)
+    stands for its seed, with its own rounding: the differences then decide
+    the wins, the p range, the MDE and the verdict, the values the means and
+    stds. Differences that disagree with the values are never used.
 
     The verdict rules then accept either verdict and leave the finding to this
     rule. It is an error when the claimed verdict is significant and the values
@@ -53,8 +59,9 @@ def A312(ctx: AuditContext) -> Iterator[Finding]:
 
     ## How to fix
     Print the per-seed values with the precision they were computed with
-    (`repr(float(x))`, or `json.dumps` of the floats, never `round(x, 2)`); the
-    statistics are then recomputed from the values the test used. The message
+    (`repr(float(x))`, or `json.dumps` of the floats, never `round(x, 2)`), or
+    at least the `per_seed_diffs`; the statistics are then recomputed from the
+    values the test used. The message
     gives the range of p the printed values allow.
     """
     r = ctx.recomputed
@@ -64,9 +71,8 @@ def A312(ctx: AuditContext) -> Iterator[Finding]:
     claimed = ctx.claimed_verdict
     # An error only when the significance rests on the rounding: the values as printed do not support it.
     significant = claimed is not None and claimed.significant and not exactly_supported(ctx, claimed)
-    digits = _coarsest(ctx)
     message = (
-        f"the per-seed values (printed to {digits}) allow any two-sided sign-flip p from {_fmt(band.low)} to "
+        f"{_coarsest(ctx)} allow any two-sided sign-flip p from {_fmt(band.low)} to "
         f"{_fmt(band.high)}, on both sides of alpha {alpha:g}: their rounding, not the data, decides the verdict"
     )
     if significant:
@@ -86,7 +92,10 @@ def A312(ctx: AuditContext) -> Iterator[Finding]:
 
 
 def _coarsest(ctx: AuditContext) -> str:
-    """Half a unit of the coarsest printed per-seed value ("±0.005")."""
+    """What the p range comes from, with half a unit of its coarsest printed value ("the per-seed values
+    (printed to ±0.005)"): the per-seed values, or them and the answer's own finer differences."""
     rounding = ctx.rounding
+    if rounding.claimed_seeds:
+        return f"the per-seed values and per_seed_diffs (differences known to ±{max(rounding.diff_h):.2g})"
     coarsest = max(max(rounding.baseline_h), max(rounding.idea_h))
-    return f"±{coarsest:.2g}"
+    return f"the per-seed values (printed to ±{coarsest:.2g})"

@@ -33,7 +33,9 @@ def D501(ctx: AuditContext) -> Iterator[Finding]:
 
     ## What it does
     Fires when every per-seed value of the idea equals the baseline's value for
-    the same seed.
+    the same seed, as printed. Values printed rounded may print alike while
+    they differ: it stays silent when the answer's `per_seed_diffs` agree with
+    them (A304 is silent) and one of them is non-zero on a seed printed rounded.
 
     ## Why is this bad?
     Identical numbers on every seed mean the intervention never changed the
