@@ -75,3 +75,15 @@ def test_the_api_examples_run() -> None:
 
     failures, tried = doctest.testmod(auditor.api)
     assert tried >= 2 and failures == 0
+
+
+def test_the_example_in_docs_api_md_runs(monkeypatch, capsys) -> None:
+    import re
+
+    root = FIXTURES.parent
+    text = (root / "docs" / "api.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(root)
+    exec(compile(example, "docs/api.md", "exec"), {})  # noqa: S102 -- our own documentation
+    out = capsys.readouterr().out
+    assert "D501" in out and "2 True" in out
