@@ -21,6 +21,7 @@ Typed access to one result: ``result.typed().recomputed.p_value``
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -269,6 +270,29 @@ class SummaryLine(_Contract):
         if run.cross is not None:
             data["cross"] = run.cross.to_dict()
         return cls.model_validate({**data, "late_findings": late_findings, "config": run.config})
+
+
+def summary_line_pieces(run: Run, late_findings: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The text of :meth:`SummaryLine.of` in pieces, each late finding validated as a :class:`LateFinding`
+    and written on its own: a batch where every answer has one never holds them all as dicts, models
+    and one string at once (kept for the memory budget: 3 KB a transcript at the end of such a run)."""
+    separator = "{"
+    for name, value in SummaryLine.of(run, []).dump().items():  # the line's keys in its order
+        yield f"{separator}{_compact(name)}:"
+        separator = ","
+        if name != "late_findings":
+            yield _compact(value)
+            continue
+        opening = "["
+        for finding in late_findings:
+            yield opening + json_text(LateFinding.model_validate(finding))
+            opening = ","
+        yield "[]" if opening == "[" else "]"
+    yield "}"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def json_text(model: _Contract, *, indent: int | None = None) -> str:

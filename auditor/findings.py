@@ -42,7 +42,6 @@ import enum
 import importlib
 import inspect
 import math
-import operator
 import pkgutil
 import threading
 from dataclasses import dataclass, field
@@ -319,32 +318,15 @@ def get_rule(code_or_name: str) -> Rule:
     return rule
 
 
-# The registry's rules as last sorted: (REGISTRY's values then, by code, the check rules
-# among them).  Every audit asks for the check rules; the registry changes only while
-# rules load (or a test swaps one in), which comparing the values notices.
-_sorted: tuple[tuple[Rule, ...], tuple[Rule, ...], tuple[Rule, ...]] = ((), (), ())
-
-
-def _sorted_rules() -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
-    global _sorted
-    load_rules()
-    registered = tuple(REGISTRY.values())
-    known = _sorted[0]
-    # By identity: rules compare equal without their check functions.
-    if len(registered) != len(known) or not all(map(operator.is_, registered, known)):
-        ordered = tuple(sorted(registered, key=lambda r: r.code))
-        _sorted = (registered, ordered, tuple(rule for rule in ordered if rule.check is not None))
-    return _sorted[1], _sorted[2]
-
-
 def all_rules() -> list[Rule]:
     """Every registered rule, by code."""
-    return list(_sorted_rules()[0])
+    load_rules()
+    return sorted(REGISTRY.values(), key=lambda rule: rule.code)
 
 
 def check_rules() -> tuple[Rule, ...]:
-    """The rules with a check function (not stage rules), by code; the same tuple until the registry changes."""
-    return _sorted_rules()[1]
+    """The rules with a check function (not stage rules), by code."""
+    return tuple(rule for rule in all_rules() if rule.check is not None)
 
 
 def matches(code: str, patterns: Iterable[str]) -> bool:

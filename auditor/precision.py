@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .literals import PrintedFloat, digits_and_half_unit
 from .records import frozen_record
@@ -150,16 +150,11 @@ def _could_be_float32(claimed: float, half_unit: float, forms: Iterable[tuple[fl
     return any(near_float32(value, abs(sensitivity) * half_unit) for value, sensitivity in forms)
 
 
-def agrees(
-    claimed: float, recomputed: float, noise: Noise | Callable[[], Noise], *, rtol: float = 0.0, width: float = 0.0
-) -> bool:
+def agrees(claimed: float, recomputed: float, noise: Noise, *, rtol: float = 0.0, width: float = 0.0) -> bool:
     """True when ``claimed`` is ``recomputed`` as some honest computation and printing gives it.
 
-    ``rtol`` is a method tolerance on top (a t quantile read from a table).  ``noise`` may be
-    a function that builds the bound: it is called only when the printed rounding alone does
-    not decide (most claims agree to their digits).  Only for a bound that cannot be NaN: a
-    wider bound never turns an agreement into a disagreement, but a NaN one refuses even a
-    claim equal to the digit.
+    ``rtol`` is a method tolerance on top (a t quantile read from a table).  A NaN ``noise``
+    bound refuses every claim that is not equal to the recomputed value.
     """
     if claimed == recomputed:  # no drift to bound (a difference of 0 is within any slack)
         return math.isfinite(claimed)
@@ -174,10 +169,6 @@ def agrees(
     # recomputed value itself may be from the one the unrounded per-seed values give (auditor.rounding).
     slack = (half_unit * (1 + 1e-9) + 2 * math.ulp(max(abs(claimed), abs(recomputed))) + rtol * abs(recomputed)
              + width)
-    if callable(noise):
-        if diff <= slack:
-            return True
-        noise = noise()
     if diff <= slack + noise.float64:
         return True
     if not _could_be_float32(claimed, printed_half_unit, noise.float32_forms):

@@ -100,65 +100,28 @@ def _hit_ranges(
     claimed: float, half_unit: float, candidates: Iterable[int], conventions: Iterable[Convention] = CONVENTIONS
 ) -> Iterator[tuple[int, Convention, tuple[int, int]]]:
     """(B, convention, the hit counts whose estimate prints as ``claimed``) for each count B of
-    ``candidates`` and each convention, in that order, where there are such counts.
-
-    One loop, not a call per count and convention: a claim tries some 50 of them and nearly
-    all give none, so the call would cost more than the arithmetic.
-    """
-    low_claim, high_claim = claimed - half_unit, claimed + half_unit
-    capped = high_claim >= 1.0  # an estimate capped at 1 prints as 1 for every count above the cap
-    terms, widen_per_unit = _DEFAULT_TERMS if conventions is CONVENTIONS else _terms(conventions)
-    # Each convention's estimate is scale * (h + offset) / D with D = B + offset: the claim, times D,
-    # must come within the printed rounding of scale * (h + offset), an integer.  So when neither
-    # [low_claim * B, high_claim * B] nor the same for B + 1 holds an integer, no convention fits B,
-    # and one test rules out all four: the fate of nearly every count a claim is tried with.  (Not
-    # at the cap, where any count fits; nor for conventions the test does not cover, see _terms.)
-    quick = widen_per_unit > 0.0 and not capped
-    floor, slack_per_hit = math.floor, HITS_SLACK
+    ``candidates`` and each convention, in that order, where there are such counts."""
+    conventions = tuple(conventions)
     for resamples in candidates:
-        # The arithmetic in floats: an int operand would be converted to the same double in each
-        # operation (float(B + offset) is what float * int multiplies by), at twice the cost.
-        count, count_plus_one = float(resamples), float(resamples + 1)
-        if quick:
-            top, top_plus_one = high_claim * count, high_claim * count_plus_one
-            widen = widen_per_unit * (top_plus_one if top_plus_one > 1.0 else 1.0)  # noqa: FURB136
-            if floor(top + widen) < low_claim * count - widen and (
-                floor(top_plus_one + widen) < low_claim * count_plus_one - widen
-            ):
-                continue
-        for offset, scale, convention in terms:
-            denominator = count_plus_one if offset else count
-            scaled_claim = claimed * denominator
-            # A comparison here costs half of max().
-            slack = slack_per_hit * (scaled_claim if scaled_claim > 1.0 else 1.0)  # noqa: FURB136
-            lowest = low_claim * denominator / scale - offset - slack
-            if capped and scale > 1:
-                high = resamples
-            else:
-                high = floor(high_claim * denominator / scale - offset + slack)
-            if high < lowest:
-                continue  # no count from ceil(lowest) up to high (for an integer high, ceil(x) > high iff x > high)
-            low, high = max(math.ceil(lowest), 0), min(high, resamples)
-            if low <= high:
-                yield resamples, convention, (low, high)
+        for convention in conventions:
+            hits = _hit_range(claimed, half_unit, resamples, convention)
+            if hits is not None:
+                yield resamples, convention, hits
 
 
-_Term = tuple[float, float, Convention]
-
-
-def _terms(conventions: Iterable[Convention]) -> tuple[list[_Term], float]:
-    """(offset, scale, convention) of each convention, as :func:`_hit_ranges` reads them, and how far, per
-    unit of claim * D, its one test of all conventions widens their ranges; 0.0 when it cannot test
-    them all at once: an offset other than 0 or 1, or a scale that is not a whole number >= 1."""
-    terms = [(float(convention.offset), float(convention.scale), convention) for convention in conventions]
-    if not terms or not all(offset in (0.0, 1.0) and scale >= 1.0 and scale.is_integer() for offset, scale, _ in terms):
-        return terms, 0.0
-    # The exact test allows a slack of HITS_SLACK * max(claim * D, 1) hits, which is scale times that
-    # for scale * (h + offset): twice the largest scale covers it, and the floats' rounding with it.
-    return terms, 2.0 * max(scale for _, scale, _ in terms) * HITS_SLACK
-
-
-_DEFAULT_TERMS = _terms(CONVENTIONS)
+def _hit_range(claimed: float, half_unit: float, resamples: int, convention: Convention) -> tuple[int, int] | None:
+    """The hit counts h whose estimate ``scale * (h + offset) / (B + offset)`` lies within ``half_unit`` of
+    ``claimed``; None when there are none."""
+    offset, scale = convention.offset, convention.scale
+    denominator = resamples + offset
+    slack = HITS_SLACK * max(1.0, claimed * denominator)  # float error in claim * D, in hits
+    lowest = (claimed - half_unit) * denominator / scale - offset - slack
+    if claimed + half_unit >= 1.0 and scale > 1:
+        high = resamples  # an estimate capped at 1 prints as 1 for every count above the cap
+    else:
+        high = math.floor((claimed + half_unit) * denominator / scale - offset + slack)
+    low, high = max(math.ceil(lowest), 0), min(high, resamples)
+    return (low, high) if low <= high else None
 
 
 def _binomial_plausible(

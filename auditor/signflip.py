@@ -163,20 +163,10 @@ def _exact_counts(
     """
     size = abs(observed_sum)
     one_loose = counter.at_least(size - tol)
-    beyond = one_loose if ties_exact else counter.above(size + tol)
-    return _counts(counter.n_patterns, size - tol <= 0, one_loose, beyond, observed_group, ties_exact)
-
-
-def _counts(
-    n_patterns: int, every_loose: bool, one_loose: int, beyond: int, observed_group: int, ties_exact: bool
-) -> tuple[int, int, int, int]:
-    """:func:`_exact_counts` from the patterns whose sum is at least the observed size less the
-    tolerance (``one_loose``) and those whose sum is above the size plus the tolerance
-    (``beyond``); ``every_loose``: the size less the tolerance is not positive."""
-    two_loose = n_patterns if every_loose else 2 * one_loose
+    two_loose = counter.n_patterns if size - tol <= 0 else 2 * one_loose
     if ties_exact:
         return two_loose, two_loose, one_loose, one_loose
-    one_strict = min(beyond + observed_group, one_loose)
+    one_strict = min(counter.above(size + tol) + observed_group, one_loose)
     two_strict = min(2 * one_strict, two_loose)  # the pattern set is symmetric about zero
     return two_loose, two_strict, one_loose, one_strict
 
@@ -186,7 +176,6 @@ def _exact_sign_flip(
     base_values: list[float] | None,
     idea_values: list[float] | None,
     bands: bool,
-    sums: tuple[float, float] | None = None,
 ) -> SignFlipResult:
     """Enumerate all 2^n sign patterns of the n <= :data:`EXACT_MAX_N_CAP` differences ``values``.
 
@@ -194,43 +183,23 @@ def _exact_sign_flip(
     are decided exactly, with no tolerance; otherwise within float64 noise.
     With ``bands``, float32's near-ties widen the honest range (see
     :class:`SignFlipResult`).  Scalar work is done on Python floats (n <= 40:
-    numpy's per-call cost would dominate); every sum is still numpy's
-    (:func:`~auditor.precision.float64_sum` keeps its order).  ``sums`` are
-    sum(values) and sum|values| when the caller has them.
+    numpy's per-call cost would dominate); every sum is
+    :func:`~auditor.precision.float64_sum`'s.
     """
-    observed_sum, abs_sum = sums or (float64_sum(values), float64_sum(list(map(abs, values))))
-    if 0.0 in values:
-        nonzero = [x for x in values if x != 0]
-        exactness = SumExactness(nonzero)
-    else:
-        nonzero = values
-        exactness = SumExactness(nonzero, abs_sum)
+    observed_sum = float64_sum(values)
+    nonzero = [x for x in values if x != 0]
+    exactness = SumExactness(nonzero)
     counter = _MeetInTheMiddle(values)
     n_patterns = counter.n_patterns
     observed_group = 2 ** (len(values) - len(nonzero))
     exact_inputs = exact_differences(base_values, idea_values, values)
     exact64 = exact_inputs and exactness.exact_in(U64)
-    scale = TieScale(values, base_values, idea_values, abs_sum) if bands or not exact64 else None
+    scale = TieScale(values, base_values, idea_values) if bands or not exact64 else None
     tol64 = 0.0 if exact64 else scale.tolerance(U64)
     tol32 = _float32_tolerance(scale, exact_inputs, exactness) if bands else None
-    size = abs(observed_sum)
-    if exact64 and tol32 is not None and tol32 < size:
-        # The float32 counts first; they may settle the exact ones.  Both counts fall as the
-        # threshold rises, the exact test counts the sums from the size itself, and its
-        # observed_group observed patterns sum to exactly the size: when they are the only
-        # sums within tol32 of it (as many reach size - tol32 as pass size + tol32, plus
-        # them), at_least(size) is at_least(size - tol32), and no search is needed for it:
-        # the exact counts are the float32 ones, whose strict counts are then their loose ones.
-        one_loose, beyond = counter.at_least(size - tol32), counter.above(size + tol32)
-        wide = _counts(n_patterns, False, one_loose, beyond, observed_group, False)
-        if beyond + observed_group == one_loose:
-            counts = [wide, wide]
-        else:
-            counts = [_exact_counts(counter, observed_sum, tol64, observed_group, True), wide]
-    else:
-        counts = [_exact_counts(counter, observed_sum, tol64, observed_group, exact64)]
-        if tol32 is not None:
-            counts.append(_exact_counts(counter, observed_sum, tol32, observed_group))
+    counts = [_exact_counts(counter, observed_sum, tol64, observed_group, exact64)]
+    if tol32 is not None:
+        counts.append(_exact_counts(counter, observed_sum, tol32, observed_group))
     two, two_strict, one, one_strict = counts[0]
     two_band = one_band = None
     if bands:
@@ -298,18 +267,12 @@ def sign_flip_on_floats(
     resamples: int = 100_000,
     seed: int = 0,
     bands: bool = True,
-    sums: tuple[float, float] | None = None,
 ) -> SignFlipResult:
-    """:func:`sign_flip_test` of lists of Python floats (:func:`~auditor.precision.as_floats`'s).
-
-    ``sums`` are ``float64_sum(values)`` and ``float64_sum`` of their magnitudes, when
-    the caller has them already (:func:`auditor.stats.recompute` does); the exact
-    test then does not add them up again.
-    """
+    """:func:`sign_flip_test` of lists of Python floats (:func:`~auditor.precision.as_floats`'s)."""
     if not values:
         return SignFlipResult(1.0, 1.0, "exact", 1, PBand(1.0, 1.0), PBand(1.0, 1.0), 0)
     if len(values) <= min(exact_max_n, EXACT_MAX_N_CAP):
-        return _exact_sign_flip(values, base_values, idea_values, bands, sums)
+        return _exact_sign_flip(values, base_values, idea_values, bands)
     import numpy as np  # the randomized test's draws are vectorised
 
     from .signflip_randomized import randomized_sign_flip

@@ -4,9 +4,8 @@ A tie between two signed sums is decided within the float noise of the arithmeti
 (:func:`tie_tolerance`), or exactly when every sum is exact (:func:`sums_are_exact`:
 integer counts, float32 metrics, most printed decimals).  The work is done on
 Python floats (the exact test's n <= 40, where numpy's per-call cost would dominate,
-and an answer of a few seeds need not import numpy at all); every sum is still
-numpy's (:func:`float64_sum` keeps its pairwise order), so no tolerance moves by an
-ulp.  Used by :mod:`auditor.signflip`.
+and an answer of a few seeds need not import numpy at all); every sum is
+:func:`float64_sum`'s, correctly rounded.  Used by :mod:`auditor.signflip`.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable
-from itertools import repeat
 from operator import add, eq, itemgetter, sub
 
 from .precision import ACCUMULATION_SAFETY, U32, U64, as_floats, float64_sum
@@ -36,15 +34,11 @@ def tie_tolerance(
 class TieScale:
     """The magnitudes :func:`tie_tolerance` scales with, each summed once for both formats.
 
-    ``d``, ``baseline`` and ``idea`` are Python floats; the sums are numpy's
-    (:func:`float64_sum`, its pairwise order), so no tolerance moves by an ulp.
-    ``abs_sum`` is sum|d| when the caller has it already.
+    ``d``, ``baseline`` and ``idea`` are Python floats; the sums are :func:`float64_sum`'s.
     """
 
-    def __init__(
-        self, d: list[float], baseline: list[float] | None, idea: list[float] | None, abs_sum: float | None = None
-    ) -> None:
-        self.summation = len(d) * (float64_sum(list(map(abs, d))) if abs_sum is None else abs_sum)
+    def __init__(self, d: list[float], baseline: list[float] | None, idea: list[float] | None) -> None:
+        self.summation = len(d) * float64_sum(list(map(abs, d)))
         self.operands = None if baseline is None or idea is None else list(map(abs, baseline + idea))
         self._operands_sum: float | None = None
         self._narrowed: list[float] | None = None
@@ -100,51 +94,17 @@ def sums_are_exact(d: Iterable[float], unit: float) -> bool:
 
 
 class SumExactness:
-    """Whether the signed sums of the non-zero differences ``nonzero`` are exact in a format.
+    """Whether the signed sums of the non-zero differences ``nonzero`` are exact in a format."""
 
-    Whether the bit span (:func:`_bit_span`) fits a format is decided without
-    finding the span when the sum allows (:meth:`_span_fits`).
-    ``abs_sum`` is sum|nonzero| (:func:`float64_sum`) when the caller has it already.
-    """
-
-    def __init__(self, nonzero: list[float], abs_sum: float | None = None) -> None:
+    def __init__(self, nonzero: list[float]) -> None:
         self.nonzero = nonzero
-        self._abs_sum = abs_sum
-        self._span: int | None = None
 
     def exact_in(self, unit: float) -> bool:
         if not self.nonzero:
             return True
         if unit > U64 and not float32_holds(self.nonzero):  # the values themselves must be exact in the narrower format
             return False
-        return self._span_fits(53 if unit == U64 else 24)
-
-    def _span_fits(self, precision: int) -> bool:
-        """``_bit_span() <= precision``, decided without the span when the values allow.
-
-        The span fits when every value is a multiple of 2^(top - precision), top the
-        exponent of sum|values|: scaled by 2^(precision - top), each is then an
-        integer.  Scaling up by a power of two is exact, and no scaled value
-        overflows (each stays below 2^precision), so the test is exact; it costs a
-        fraction of :func:`_lowest_set_bit_of_all`'s integer ratios.  A sum that
-        overflows, or one beyond 2^precision (scaling down could round), is left to
-        the span itself.
-        """
-        abs_sum = self._nonzero_abs_sum()
-        scale = precision - math.frexp(abs_sum)[1]
-        if scale >= 0 and math.isfinite(abs_sum):
-            return all(map(float.is_integer, map(math.ldexp, self.nonzero, repeat(scale))))
-        return self._bit_span() <= precision
-
-    def _nonzero_abs_sum(self) -> float:
-        if self._abs_sum is None:
-            self._abs_sum = float64_sum(list(map(abs, self.nonzero)))
-        return self._abs_sum
-
-    def _bit_span(self) -> int:
-        if self._span is None:
-            self._span = _bit_span(self._nonzero_abs_sum(), self.nonzero)
-        return self._span
+        return _bit_span(float64_sum(list(map(abs, self.nonzero))), self.nonzero) <= (53 if unit == U64 else 24)
 
 
 def _bit_span(abs_sum: float, nonzero: list[float]) -> int:

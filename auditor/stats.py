@@ -1,10 +1,9 @@
 """Pure recomputation of the statistics an answer reports.
 
 Small functions over sequences of floats (an arm's per-seed tuple, a list, a
-numpy array), no I/O.  The arithmetic is numpy's, done on Python floats in
-numpy's order (:func:`~auditor.precision.float64_sum`): the same bits without
-importing numpy or paying its per-call cost on the few values of an answer, and
-overflow is quiet (it is checked on the results).  The facts below were established
+numpy array), no I/O.  The arithmetic is done on Python floats, every sum
+correctly rounded (:func:`~auditor.precision.float64_sum`): no numpy import or
+per-call cost on the few values of an answer, and overflow is quiet (it is checked on the results).  The facts below were established
 from the stored real answers (``shared/seeds``) and are the reference the
 arithmetic rules check against:
 
@@ -130,14 +129,14 @@ class ArmSummary:
 
 
 def summarize(values: Iterable[float]) -> ArmSummary:
-    """Mean and both stds of n >= 1 ``values``: numpy's ``mean`` and ``std``, bit for bit."""
+    """Mean and both stds of n >= 1 ``values``, as numpy's ``mean`` and ``std`` define them."""
     return _summary(as_floats(values))
 
 
-def _summary(values: list[float], total: float | None = None) -> ArmSummary:
-    """:func:`summarize` on Python floats (n >= 1); ``total`` is ``float64_sum(values)`` when known."""
+def _summary(values: list[float]) -> ArmSummary:
+    """:func:`summarize` on Python floats (n >= 1)."""
     n = len(values)
-    mean, squares = _moments(values, total)
+    mean, squares = _moments(values)
     magnitude = max(map(abs, values))
     if math.isnan(mean) and any(map(math.isnan, values)):
         magnitude = math.nan  # numpy's max propagates a NaN; Python's depends on where it stands
@@ -150,22 +149,20 @@ def _summary(values: list[float], total: float | None = None) -> ArmSummary:
     )
 
 
-def _moments(values: list[float], total: float | None = None) -> tuple[float, float]:
-    """``np.mean(values)`` and the sum of squared deviations that ``np.var`` divides by n - ddof (n >= 1).
+def _moments(values: list[float]) -> tuple[float, float]:
+    """The mean of n >= 1 ``values`` and the sum of squared deviations that ``np.var`` divides by n - ddof.
 
-    numpy's operations in numpy's order, on Python floats (both sums are
-    :func:`float64_sum`; ``total`` is the first when the caller has it), so the
-    same bits without numpy's per-call cost on the few values of an answer;
+    numpy's two-pass formula on Python floats, both sums :func:`float64_sum`'s;
     ``np.std`` is the square root of the variance.
     """
-    mean = (float64_sum(values) if total is None else total) / len(values)
+    mean = float64_sum(values) / len(values)
     return mean, float64_sum([(x - mean) * (x - mean) for x in values])
 
 
 def mean_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:
-    """``np.mean(numerators / denominators)`` of n >= 1 pairs with no zero denominator, bit for bit.
+    """``np.mean(numerators / denominators)`` of n >= 1 pairs with no zero denominator.
 
-    numpy's elementwise division, then its pairwise sum divided by n; a quotient or
+    Elementwise division, then :func:`float64_sum` divided by n; a quotient or
     sum that overflows gives inf or NaN quietly, as numpy's would.
     """
     quotients = list(map(truediv, numerators, denominators))
@@ -180,9 +177,7 @@ def std_ddof_matching(claimed: float, summary: ArmSummary, widths: tuple[float, 
     for ddof, value in ((0, summary.std_population), (1, summary.std_sample)):
         if value is None:
             continue
-        noise = functools.partial(std_noise, summary.n, summary.magnitude, claimed, value)
-        # Built only when needed; the bound divides by |claimed| + |value|: NaN only when that sum overflows.
-        if agrees(claimed, value, noise if math.isfinite(abs(claimed) + abs(value)) else noise(), width=widths[ddof]):
+        if agrees(claimed, value, std_noise(summary.n, summary.magnitude, claimed, value), width=widths[ddof]):
             return ddof
     return None
 
@@ -351,8 +346,8 @@ def _from_differences(
     per-seed values the differences were subtracted from (their float noise bounds the test's ties), when
     they were."""
     n = len(diffs)
-    total, abs_sum = float64_sum(diffs), float64_sum(list(map(abs, diffs)))  # shared with the sign-flip test
-    diff_summary = _summary(diffs, total)
+    abs_sum = float64_sum(list(map(abs, diffs)))
+    diff_summary = _summary(diffs)
     delta = diff_summary.mean
     if not all(map(math.isfinite, (delta, abs_sum, base.std_population, idea_summary.std_population))):
         raise NonFiniteStatistics(
@@ -360,7 +355,7 @@ def _from_differences(
         )
     base_values, idea_values = operands if operands is not None else (None, None)
     test = sign_flip_on_floats(
-        diffs, base_values, idea_values, exact_max_n=exact_max_n, resamples=resamples, seed=seed, sums=(total, abs_sum)
+        diffs, base_values, idea_values, exact_max_n=exact_max_n, resamples=resamples, seed=seed
     )
     mde = _mde(diff_summary.std_sample, n) if n >= 2 else None
     mde_rel = 100.0 * mde / abs(base.mean) if mde is not None and base.mean != 0 else None

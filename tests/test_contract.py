@@ -136,6 +136,25 @@ def test_a_value_the_contract_refuses_is_never_written() -> None:
     assert (line["findings"][0]["claimed"], line["findings"][0]["recomputed"]) == ("nan", ["inf", 1.5])
 
 
+def test_the_summary_line_written_a_late_finding_at_a_time_is_the_models_text() -> None:
+    """The jsonl summary line is written in pieces (a batch may hold one late finding per answer); it is
+    the SummaryLine model's text all the same, with or without late findings, and each one is validated."""
+    from auditor.contract import SummaryLine, json_text
+    from auditor.formats import Run
+    from auditor.formats.jsonl import summary_line
+
+    result = AuditResult("a.txt", Status.FAIL, (), recomputed=_RECOMPUTED)
+    run = Run((result,), None, config=None)
+    late = [("a.txt", Finding("X901", Severity.WARNING, "differs \u00e9", "/b/0", 1.5, 2.5)),
+            ("b.txt", Finding("X902", Severity.WARNING, "m", "/v", "idea better", None))]
+    for found in (late, []):
+        dicts = [{"source": source, **f.to_dict()} for source, f in found]
+        assert summary_line(run, found) == json_text(SummaryLine.of(run, dicts)) + "\n"
+    assert json.loads(summary_line(run, late))["late_findings"][0]["message"] == "differs \u00e9"
+    with pytest.raises(ValueError):  # a late finding the contract refuses is not written
+        summary_line(run, [("a.txt", Finding("X901", Severity.WARNING, "m", "/b/0", line=0, column=1))])
+
+
 def test_claimed_numbers_are_written_as_the_answer_wrote_them() -> None:
     claimed = {"n_pairs": 8, "delta_mean": 0, "idea_wins": 7, "p_value": 1, "mde": None, "mde_rel_pct": 2.5,
                "verdict": "no measurable effect"}

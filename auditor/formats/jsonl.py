@@ -23,11 +23,12 @@ results of an interrupted run back for ``--resume``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, TextIO
 
 from ..atomic import atomic_write, read_owned
-from ..contract import ResultLine, SummaryLine, json_text
+from ..contract import ResultLine, json_text, summary_line_pieces
 from ..errors import UsageError
 from ..findings import Finding
 from ..paths import key
@@ -102,8 +103,14 @@ def result_line(result: AuditResult) -> str:
 
 def summary_line(run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> str:
     """The run's last line (:class:`~auditor.contract.SummaryLine`); the Run's strings are clean already."""
-    late = [{"source": clean(source), **clean_finding(f).to_dict()} for source, f in late_findings]
-    return json_text(SummaryLine.of(run, late)) + "\n"
+    return "".join(_summary_pieces(run, late_findings))
+
+
+def _summary_pieces(run: Run, late_findings: Iterable[tuple[str, Finding]]) -> Iterator[str]:
+    """:func:`summary_line` in pieces, one late finding at a time (:func:`~auditor.contract.summary_line_pieces`)."""
+    late = ({"source": clean(source), **clean_finding(f).to_dict()} for source, f in late_findings)
+    yield from summary_line_pieces(run, late)
+    yield "\n"
 
 
 class Stream:
@@ -128,7 +135,7 @@ class Stream:
         self.stream.flush()
 
     def write_summary(self, run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> None:
-        self.stream.write(summary_line(run, late_findings))
+        self.stream.writelines(_summary_pieces(run, late_findings))
         self.stream.flush()
 
 

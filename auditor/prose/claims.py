@@ -51,10 +51,6 @@ _DELTA = re.compile(
     r"(?:[=:≈~]|of|was|is|equals)?\s*"
     rf"(?P<num>{NUM})"
 )
-# Every spelling of _DELTA starts at the "delta" it holds ("delta_mean"), or with one
-# of these words this many characters before the "delta" or "diff" it holds:
-# "mean_delta", "paired_delta", "mean_paired_delta".
-_DELTA_PREFIXES = (("mean", 5), ("paired", 7), ("mean", 12))
 _FROM_TO = re.compile(rf"from(?<!\wfrom)\s+(?P<a>{NUM})\s*(?:to|->|→)\s*(?P<b>{NUM})")
 # Words that make a quoted p a threshold or a condition, not a result.
 _THRESHOLD_WORDS = re.compile(
@@ -212,21 +208,9 @@ def _wins(text: str, folded: str) -> list[WinsClaim]:
     return out
 
 
-def _delta_starts(folded: str) -> list[int]:
-    """Every position a match of _DELTA may start at, in increasing order."""
-    deltas = positions(folded, "delta")
-    anchors = deltas + positions(folded, "diff")
-    prefixed = {
-        at - k for at in anchors for first, k in _DELTA_PREFIXES if at >= k and folded.startswith(first, at - k)
-    }
-    return sorted(prefixed.union(deltas)) if prefixed else deltas
-
-
 def _deltas(text: str, folded: str, omit: ClaimTest | None = None) -> list[DeltaClaim]:
-    if "delta" not in folded and "diff" not in folded:
-        return []  # every spelling holds one of these
     found = []
-    for m in matches_at(_DELTA, folded, _delta_starts(folded)):
+    for m in _DELTA.finditer(folded):
         reported = _number(m, text)
         if reported is None:
             continue

@@ -51,12 +51,8 @@ class Reported(NamedTuple):
         if not math.isfinite(actual):
             return False
         diff = abs(actual - self.value)
-        if diff <= self.half_unit:
-            return True  # within the rounding itself (diff is never negative): the slack only widens it
         slack = 1e-9 * self.half_unit + 1e-15 * max(1.0, abs(self.value))  # float noise at exact halves
-        if diff <= self.half_unit + slack:
-            return True
-        return diff <= LONG_NUMBER_RTOL * max(abs(actual), abs(self.value))
+        return diff <= self.half_unit + slack or diff <= LONG_NUMBER_RTOL * max(abs(actual), abs(self.value))
 
 
 def parse_number(text: str) -> Reported | None:

@@ -120,22 +120,7 @@ def _stated_exact(folded: str, start: int, end: int) -> bool:
 
 
 def _holds_any(folded: str, words: tuple[str, ...]) -> bool:
-    for word in words:
-        if word in folded:
-            return True
-    return False
-
-
-def _mentions_resampling(folded: str) -> bool:
-    """``_holds_any(folded, _ANY_RESAMPLE_WORD)``, written out: it runs on every answer's prose, text by text."""
-    return (
-        "resampl" in folded
-        or "perm" in folded
-        or "shuffl" in folded
-        or "flip" in folded
-        or "carlo" in folded
-        or "mc" in folded
-    )
+    return any(word in folded for word in words)
 
 
 def _spellings(folded: str) -> Iterator[re.Pattern[str]]:
@@ -162,12 +147,8 @@ def extract_resample_counts(text: str, max_chars: int | None = None) -> list[int
     if not isinstance(text, str):
         return []
     text = capped(text, max_chars)
-    return _resample_counts(text, fold(text))
-
-
-def _resample_counts(text: str, folded: str) -> list[int]:
-    """:func:`extract_resample_counts` of ``text``, whose fold is ``folded``."""
-    if not _mentions_resampling(folded):
+    folded = fold(text)
+    if not _holds_any(folded, _ANY_RESAMPLE_WORD):
         return []
     found: list[tuple[int, int]] = []
     for pattern in _spellings(folded):
@@ -176,8 +157,7 @@ def _resample_counts(text: str, folded: str) -> list[int]:
             count = _parse_count(text[start : m.end("count")])
             if count is not None and not _stated_exact(folded, start, m.end()):
                 found.append((start, count))
-    b_counts = _B_COUNT.finditer(text) if "B" in text else ()  # every match starts with a capital B
-    for m in islice(b_counts, MAX_RESAMPLE_MATCHES):
+    for m in islice(_B_COUNT.finditer(text), MAX_RESAMPLE_MATCHES):
         count = _parse_count(m.group("count"))
         if count is None:
             continue
@@ -197,25 +177,12 @@ def stated_resample_counts(texts: Iterable[str], max_chars: int) -> tuple[int, .
 
     Each text is read by :func:`extract_resample_counts`, cut to what is left of ``max_chars``.
     """
-    read: list[str] = []
+    counts: dict[int, None] = {}
     for text in texts:
         if max_chars <= 0:
             break
-        read.append(text[:max_chars])
+        counts.update(dict.fromkeys(extract_resample_counts(text, max_chars)))
         max_chars -= len(text)
-    # fold() maps each character on its own (str.lower looks around only a capital sigma, and not past
-    # a line break), so each text's fold is its span of the fold of all of them.
-    folded_all = fold("\n".join(read))
-    if not _mentions_resampling(folded_all):
-        return ()  # one test for all the texts: most answers state no count
-    counts: dict[int, None] = {}
-    start = 0
-    for text in read:
-        end = start + len(text)
-        folded = folded_all[start:end]
-        if _mentions_resampling(folded):  # as _resample_counts would test first, without the call
-            counts.update(dict.fromkeys(_resample_counts(text, folded)))
-        start = end + 1  # past the line break
     return tuple(counts)
 
 

@@ -6,9 +6,7 @@ module's number formatting.
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
 from typing import Iterator
 
 from ..context import AuditContext
@@ -197,21 +195,18 @@ def _mde_close(
     ctx: AuditContext,
     claimed: float,
     recomputed: float,
-    noise: Callable[[], Noise],
+    noise: Noise,
     *,
-    lazily: bool = True,
     width: float = 0.0,
 ) -> bool:
     """Printing and float noise, and a t quantile read from a table on top.
 
     A table gives t to 2 or 3 decimals (2.36 or 2.365 for n = 8): up to
     T_TABLE_ATOL away from the exact quantile, relatively more for large n.
-    ``noise`` builds the float noise bound, only when the printed rounding does not
-    decide (``lazily``, for a bound that cannot be NaN: see :func:`agrees`).
     """
     r = ctx.recomputed
     t = t_quantile(0.975, r.n_pairs - 1)
-    return agrees(claimed, recomputed, noise if lazily else noise(), rtol=max(RTOL_MDE, T_TABLE_ATOL / t), width=width)
+    return agrees(claimed, recomputed, noise, rtol=max(RTOL_MDE, T_TABLE_ATOL / t), width=width)
 
 
 @check_rule("A309", "mde-mismatch", Severity.ERROR)
@@ -245,7 +240,7 @@ def A309(ctx: AuditContext) -> Iterator[Finding]:
         return
     # The bound is finite: per-seed values within the schema's 1e150 keep every square finite.
     width = ctx.rounding.mde_width
-    if _mde_close(ctx, claimed, r.mde, functools.partial(_mde_noise, ctx, claimed), width=width):
+    if _mde_close(ctx, claimed, r.mde, _mde_noise(ctx, claimed), width=width):
         return
     n = r.n_pairs
     hint = ""
@@ -289,17 +284,14 @@ def A310(ctx: AuditContext) -> Iterator[Finding]:
         return
     base = abs(r.baseline.mean)
 
-    def noise() -> Noise:
-        mde_noise = _mde_noise(ctx, r.mde)
-        mean_drift = mean_noise(r.n_pairs, r.baseline.magnitude, r.baseline.mean)
-        return Noise(
-            100.0 * mde_noise.float64 / base + r.mde_rel_pct * mean_drift.float64 / base,
-            100.0 * mde_noise.float32 / base + r.mde_rel_pct * mean_drift.float32 / base,
-        )
-
-    # A zero mde_rel_pct times a drift that overflows over a tiny base is NaN; any other bound is not.
+    mde_noise = _mde_noise(ctx, r.mde)
+    mean_drift = mean_noise(r.n_pairs, r.baseline.magnitude, r.baseline.mean)
+    noise = Noise(
+        100.0 * mde_noise.float64 / base + r.mde_rel_pct * mean_drift.float64 / base,
+        100.0 * mde_noise.float32 / base + r.mde_rel_pct * mean_drift.float32 / base,
+    )
     width = ctx.rounding.mde_rel_width
-    if _mde_close(ctx, claimed, r.mde_rel_pct, noise, lazily=r.mde_rel_pct != 0, width=width):
+    if _mde_close(ctx, claimed, r.mde_rel_pct, noise, width=width):
         return
     hint = ""
     claimed_mde = ctx.report.comparison.mde

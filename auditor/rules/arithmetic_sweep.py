@@ -23,29 +23,11 @@ def _shown(cfg: object) -> str:
 
 
 def _same_value(a: object, b: object) -> bool:
-    kind = type(a)
-    if kind is type(b):  # nearly every pair: what the general path below decides, without its tests
-        if kind is float:
-            if a == b and math.isfinite(a):
-                return True
-            # values_close(a, b, rtol=1e-12), written out: a sweep's other entries all come here.
-            if not (math.isfinite(a) and math.isfinite(b)):
-                return False
-            ref = abs(b)
-            return abs(a - b) <= 1e-12 * ref if ref else a == 0.0
-        if kind is str:
-            return a == b
-        if kind is int and a == b and -_EXACT_INT <= a <= _EXACT_INT:
-            return True  # values_close of a float with itself (an int this small converts exactly)
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return values_close(float(a), float(b), rtol=1e-12)
     return a == b
-
-
-# Ints up to this magnitude are floats exactly.
-_EXACT_INT = 2**53
 
 
 def _same_cfg(a: dict, b: dict) -> bool:

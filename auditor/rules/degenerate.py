@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from operator import ne
-from typing import Any, Iterator
+from typing import Iterator
 
 from ..context import AuditContext
 from ..findings import Finding, Severity, check_rule
 from ..model import SweepEntry
 from ..stats import min_two_sided_p
+from ..strings import canonical_json
 from ..verdicts import Verdict
-from .tuning import config_point
 
 # Two per-seed values are "the same metric" below this relative difference:
 # float32 noise, not a different outcome.
@@ -140,33 +141,8 @@ def D503(ctx: AuditContext) -> Iterator[Finding]:
 
 def _same_entries(a: list[SweepEntry], b: list[SweepEntry]) -> bool:
     """Whether two sweeps list the same (config, mean) entries, in any order; configs are the same
-    when their canonical JSON is, which :func:`~.tuning.config_point` tells without spelling them."""
-    if len(a) != len(b):
-        return False
-    # Equal entries have equal means: most pairs of sweeps differ there, before any config is read.
-    if not _same_multiset([e.mean for e in a], [e.mean for e in b]):
-        return False
-    return _same_multiset([(config_point(e.cfg), e.mean) for e in a], [(config_point(e.cfg), e.mean) for e in b])
-
-
-def _same_multiset(a: list[Any], b: list[Any]) -> bool:
-    """``Counter(a) == Counter(b)`` for lists of hashable values of one length.
-
-    A copied sweep lists its entries in the same order, and lists equal item by item
-    (each pair the same object or equal, as a dict's keys compare) hold the same items;
-    a Counter costs a dozen Python-level calls, its comparison a generator over its keys.
-    """
-    if a == b:
-        return True
-    counts: dict[Any, int] = {}
-    for item in a:
-        counts[item] = counts.get(item, 0) + 1
-    for item in b:
-        left = counts.get(item, 0)
-        if not left:
-            return False
-        counts[item] = left - 1
-    return True
+    when their canonical JSON is."""
+    return Counter((canonical_json(e.cfg), e.mean) for e in a) == Counter((canonical_json(e.cfg), e.mean) for e in b)
 
 
 @check_rule("D504", "copied-sweep", Severity.ERROR)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from ..context import AuditContext
@@ -20,43 +19,6 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _canonical(value: Any) -> str:
-    """``json.dumps(value, sort_keys=True, default=str)``: what makes two config values the same.
-
-    Scalars, nearly every config value, are spelled as the JSON encoder spells them
-    without building an encoder.  Comparisons go through :func:`spelling_key` instead.
-    """
-    kind = type(value)
-    if kind is str:
-        return encode_basestring_ascii(value)
-    if value is None or kind is bool:
-        return "null" if value is None else ("true" if value else "false")
-    if kind is int or (kind is float and math.isfinite(value)):
-        return kind.__repr__(value)  # what json's encoder writes for int and finite float
-    return canonical_json(value)
-
-
-def spelling_key(value: Any) -> Any:
-    """A stand-in for :func:`_canonical`: two config values get equal keys exactly when they get equal spellings.
-
-    Spelling a float (its shortest round-trip repr) costs more than the comparisons it
-    decides, so the common values stand for themselves: a finite non-zero float (repr is
-    one-to-one on them), a string and None, none of which equals another's key.  Ints and
-    bools carry their type, as ``1``, ``1.0`` and ``true`` are spelled apart but compare
-    equal; a zero carries its sign, and infinities and containers are keyed by their spelling.
-    """
-    kind = type(value)
-    if kind is float:
-        if not value:
-            return (float, math.copysign(1.0, value))
-        return value if math.isfinite(value) else (float, _canonical(value))
-    if kind is str or value is None:
-        return value
-    if kind is int or kind is bool:
-        return (kind, value)
-    return (kind, _canonical(value))
-
-
 def swept_keys(sweep: list[SweepEntry]) -> set[str]:
     """Config keys whose value differs between sweep entries (a missing key reads as null).
 
@@ -69,30 +31,22 @@ def swept_keys(sweep: list[SweepEntry]) -> set[str]:
         for key, value in entry.cfg.items():
             seen = values.get(key)
             if seen is None:
-                values[key] = {spelling_key(value)}
+                values[key] = {canonical_json(value)}
                 present[key] = 1
             else:
-                seen.add(spelling_key(value))
+                seen.add(canonical_json(value))
                 present[key] += 1
     entries = len(sweep)
     swept = set()
     for key, seen in values.items():
-        if len(seen) > 1 or (present[key] < entries and None not in seen):
+        if len(seen) > 1 or (present[key] < entries and "null" not in seen):
             swept.add(key)
     return swept
 
 
-def config_point(cfg: dict[str, Any], keys: set[str] | frozenset[str] | None = None) -> frozenset[tuple[str, Any]]:
-    """``cfg`` (only its ``keys`` when given, null values left out then) as a set of (key, :func:`spelling_key`)
-    pairs: equal for two configs exactly when their canonical JSON is."""
-    if keys is None:
-        return frozenset([(k, spelling_key(v)) for k, v in cfg.items()])
-    return frozenset([(k, spelling_key(v)) for k, v in cfg.items() if k in keys and v is not None])
-
-
 def _grid(sweep: list[SweepEntry], keys: set[str]) -> set[str]:
     """The swept points: each entry's values of the swept keys (null and missing alike are left out)."""
-    return {_canonical({k: v for k, v in e.cfg.items() if k in keys and v is not None}) for e in sweep}
+    return {canonical_json({k: v for k, v in e.cfg.items() if k in keys and v is not None}) for e in sweep}
 
 
 def _points(points: list[str]) -> str:
@@ -102,32 +56,22 @@ def _points(points: list[str]) -> str:
     return "; ".join("{" + config_text(json.loads(point)) + "}" for point in points)
 
 
-# Up to this many keys, each key's values are read entry by entry; above, one pass over the
-# entries reads them all, so that the cost stays the sweep's size (a config of 100,000 keys).
-_KEY_BY_KEY_MAX = 4
-
-
 def _numeric_values(sweep: list[SweepEntry], keys: frozenset[str]) -> dict[str, list[float]]:
-    """The sorted finite numbers each of ``keys`` takes in the sweep."""
-    if len(keys) <= _KEY_BY_KEY_MAX:  # nearly always one key (the learning rate)
-        return {key: sorted(_finite_numbers([entry.cfg.get(key) for entry in sweep])) for key in keys}
+    """The sorted finite numbers each of ``keys`` takes in the sweep.
+
+    One pass over the entries' items: the cost is the sweep's size, whatever the number of keys.
+    """
     found: dict[str, list[Any]] = {k: [] for k in keys}
     for entry in sweep:
         for key, value in entry.cfg.items():
-            if (values := found.get(key)) is not None:
-                values.append(value)
+            if key in found:
+                found[key].append(value)
     return {k: sorted(_finite_numbers(v)) for k, v in found.items()}
 
 
 def _finite_numbers(values: list[Any]) -> set[float]:
     """The finite numbers among ``values``, as floats (what :func:`_number` keeps)."""
-    numbers = set()
-    for value in values:
-        if type(value) is float and math.isfinite(value):
-            numbers.add(value)  # what _number gives it, without its tests
-        elif (number := _number(value)) is not None:
-            numbers.add(number)
-    return numbers
+    return {number for value in values if (number := _number(value)) is not None}
 
 
 @check_rule("T601", "best-config-at-grid-edge", Severity.WARNING)
@@ -204,10 +148,9 @@ def T602(ctx: AuditContext) -> Iterator[Finding]:
     if not b.sweep or not i.sweep:
         return
     keys = set().union(*ctx.swept_keys)
-    # The points compare without spelling them; only the finding needs their JSON.
-    if {config_point(e.cfg, keys) for e in b.sweep} == {config_point(e.cfg, keys) for e in i.sweep}:
-        return
     b_grid, i_grid = _grid(b.sweep, keys), _grid(i.sweep, keys)
+    if b_grid == i_grid:
+        return
     only_b, only_i = sorted(b_grid - i_grid), sorted(i_grid - b_grid)
     yield T602.finding(
         f"the arms were swept over different grids: only the baseline tried {_points(only_b)}, "
@@ -250,10 +193,10 @@ def T603(ctx: AuditContext) -> Iterator[Finding]:
     for key in sorted((set(b_cfg) | set(i_cfg)) - swept):
         missing = object()
         b_val, i_val = b_cfg.get(key, missing), i_cfg.get(key, missing)
-        if b_val is not missing and i_val is not missing and spelling_key(b_val) == spelling_key(i_val):
+        if b_val is not missing and i_val is not missing and canonical_json(b_val) == canonical_json(i_val):
             continue
-        shown_b = "unset" if b_val is missing else _canonical(b_val)
-        shown_i = "unset" if i_val is missing else _canonical(i_val)
+        shown_b = "unset" if b_val is missing else canonical_json(b_val)
+        shown_i = "unset" if i_val is missing else canonical_json(i_val)
         yield T603.finding(
             f"the idea's config sets {key}={shown_i} but the baseline's {key}={shown_b}, and {key} was "
             "not swept: the comparison confounds the idea with this change",

@@ -116,21 +116,9 @@ def _direction(ctx: AuditContext) -> Verdict:
     return decide_verdict(0.0, ctx.recomputed.delta_mean, lower_is_better=ctx.lower_is_better, alpha=1.0)
 
 
-# A printed number's last digit is worth at most its first, so its half unit is at most half of it:
-# a bound that float rounding of the half unit cannot cross with this margin.
-_HALF_UNIT_BOUND = 0.5000001
-
-
 def _within_rounding(value: float, target: float) -> bool:
-    """``target`` lies strictly inside the rounding of ``value`` as printed: ``|value - target| < half unit``.
-
-    A target farther from a non-zero value than half of it is outside without
-    a look at the value's digits (the costly part).
-    """
-    gap = abs(value - target)
-    if value and gap >= _HALF_UNIT_BOUND * abs(value):
-        return False
-    return gap < printed(value).half_unit
+    """``target`` lies strictly inside the rounding of ``value`` as printed (a literal's own digits)."""
+    return abs(value - target) < printed(value).half_unit
 
 
 def _verdict_of_claimed_p(ctx: AuditContext) -> Verdict | None:

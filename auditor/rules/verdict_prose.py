@@ -53,17 +53,6 @@ def _prose_fields(ctx: AuditContext) -> Iterator[tuple[_KeyPath, str]]:
 def _strings_under(value: Any, path: _KeyPath, max_visits: int) -> Iterator[tuple[_KeyPath, str]]:
     """(path, string) of the strings in ``value`` (at ``path``) in document order, depth-first, visiting at most
     ``max_visits`` values."""
-    if isinstance(value, dict) and max_visits > 0:
-        entries = list(islice(value.items(), max_visits - 1))
-        for _, item in entries:
-            if isinstance(item, (dict, list)):
-                break
-        else:
-            # A flat dict, as metrics usually are: the walk below would visit the dict, then each entry once.
-            for key, item in entries:
-                if isinstance(item, str):
-                    yield (*path, key), item
-            return
     stack: list[tuple[Any, _KeyPath, int]] = [(value, path, 0)]
     visits = 0
     while stack and visits < max_visits:
