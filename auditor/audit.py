@@ -17,8 +17,7 @@ from .locate import with_locations
 from .model import arm_view
 from .options import AuditOptions, RerunOptions
 from .paths import STDIN
-from .result import AuditResult, Status, is_selected, select, settle
-from .resume import transcript_digest
+from .result import AuditResult, Status, is_selected, select, settle, transcript_digest
 from .rules.internal import X000
 from .rules.schema import S201
 from .schema import build_models, validate

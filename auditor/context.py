@@ -7,7 +7,7 @@ import dataclasses
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from .model import Answer, ArmView, BenchReport, join_pointer
+from .model import Answer, ArmView, BenchReport, join_pointer, swept_keys
 from .options import AuditOptions
 from .pvalues import PAgreement, exact_agreement, monte_carlo_agreement
 from .records import computed_once
@@ -87,8 +87,6 @@ class AuditContext:
     @computed_once
     def swept_keys(self) -> tuple[frozenset[str], frozenset[str]]:
         """Config keys the baseline's and the idea's sweeps vary (empty without a sweep); T601-T603 read them."""
-        from .rules.tuning import swept_keys
-
         return tuple(frozenset(swept_keys(arm.sweep)) if arm.sweep else frozenset() for arm in self.arms())  # type: ignore[return-value]
 
     @computed_once

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from .records import frozen_record
+from .strings import canonical_json
 
 Convert = Callable[[Any], Any]
 
@@ -352,3 +353,28 @@ def arm_view(report: BenchReport, name: str, report_pointer: str) -> ArmView:
         sweep=sweep,
         sweep_pointer=sweep_pointer if sweep is not None else None,
     )
+
+
+def swept_keys(sweep: list[SweepEntry]) -> set[str]:
+    """Config keys whose value differs between sweep entries (a missing key reads as null).
+
+    One pass over the entries: the cost grows with the sweep's size, not with
+    entries times keys.
+    """
+    values: dict[str, set[Any]] = {}
+    present: dict[str, int] = {}
+    for entry in sweep:
+        for key, value in entry.cfg.items():
+            seen = values.get(key)
+            if seen is None:
+                values[key] = {canonical_json(value)}
+                present[key] = 1
+            else:
+                seen.add(canonical_json(value))
+                present[key] += 1
+    entries = len(sweep)
+    swept = set()
+    for key, seen in values.items():
+        if len(seen) > 1 or (present[key] < entries and "null" not in seen):
+            swept.add(key)
+    return swept

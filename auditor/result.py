@@ -22,6 +22,7 @@ formats and the gate can use results without the audit pipeline.
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -181,3 +182,8 @@ def settle(
 def failing(results: Iterable[AuditResult], fail_on: Severity | None) -> bool:
     """Whether the gate fails: a result failed, or one could not be audited (unless ``never``)."""
     return any(r.status is not Status.PASS for r in results) if fail_on is not None else False
+
+
+def transcript_digest(data: bytes | None) -> str | None:
+    """What a result records of the bytes it was audited from (:attr:`AuditResult.transcript_sha256`)."""
+    return hashlib.sha256(data).hexdigest() if data is not None else None

@@ -40,7 +40,7 @@ from .atomic import UnsafeOutput, check_owned, new_file_mode, open_folder
 from .errors import UsageError
 from .options import AuditOptions, RerunOptions
 from .paths import STDIN, key
-from .result import AuditResult
+from .result import AuditResult, transcript_digest
 
 FORMAT = 1
 KEY_FILE = "resume.key"  # in the auditor's cache folder
@@ -293,6 +293,3 @@ def _digest_now(path: str, options: AuditOptions) -> str | None:
     return transcript_digest(data)
 
 
-def transcript_digest(data: bytes | None) -> str | None:
-    """What a result records of the bytes it was audited from (:attr:`AuditResult.transcript_sha256`)."""
-    return hashlib.sha256(data).hexdigest() if data is not None else None

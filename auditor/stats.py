@@ -378,3 +378,14 @@ def _from_differences(
         mde_rel_pct=_finite_or_none(mde_rel),  # a near-zero baseline mean leaves it undefined
         verdict=decide_verdict(test.p_two_sided, delta, lower_is_better=lower_is_better, alpha=alpha),
     )
+
+
+def benjamini_hochberg(p_values: Sequence[float], q: float) -> float | None:
+    """The largest p that is a discovery at FDR ``q`` (every p at or below it is); None if none is."""
+    ordered = sorted(p_values)
+    m = len(ordered)
+    cutoff = None
+    for k, p in enumerate(ordered, start=1):
+        if p <= q * k / m:
+            cutoff = p
+    return cutoff

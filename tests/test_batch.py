@@ -22,7 +22,8 @@ from auditor.extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
 from auditor.formats.jsonl import resume_from
 from auditor.options import AuditOptions
 from auditor.paths import key
-from auditor.rules.cross import benjamini_hochberg, cross_findings
+from auditor.rules.cross import cross_findings
+from auditor.stats import benjamini_hochberg
 
 from conftest import FIXTURES, SEED_000, SEED_001, codes, audit_tasks
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from auditor.findings import Severity
 from auditor.model import SweepEntry
-from auditor.rules import arithmetic_sweep, tuning
+from auditor.model import swept_keys
+from auditor.rules import arithmetic_sweep
 from auditor.strings import canonical_json
 
 from conftest import ROOT, as_transcript, codes, seed_answer
@@ -138,7 +139,7 @@ def test_swept_keys_are_those_whose_spelled_values_differ(sweep: list[SweepEntry
     """T601-T603 read a key as swept when its values, spelled as JSON (null when missing), differ."""
     keys = {k for e in sweep for k in e.cfg}
     expected = {k for k in keys if len({canonical_json(e.cfg.get(k)) for e in sweep}) > 1}
-    assert tuning.swept_keys(sweep) == expected
+    assert swept_keys(sweep) == expected
 
 
 def test_a311_compares_config_values_as_values_close_does() -> None:

@@ -36,7 +36,7 @@ def _tested(results: Any) -> list[tuple[float, bool]]:
 
 def fdr_chart(results: Any, fdr: float, alpha: float) -> Chart:
     """Sorted recomputed p-values against the Benjamini-Hochberg line i/m·q."""
-    from ..rules.cross import benjamini_hochberg
+    from ..stats import benjamini_hochberg
 
     tested = sorted(_tested(results))
     m = len(tested)

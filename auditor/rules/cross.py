@@ -18,6 +18,7 @@ from typing import Any
 from ..extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
 from ..findings import Finding, Rule, Severity
 from ..precision import printed
+from ..stats import benjamini_hochberg
 from ..verdicts import classify_verdict
 
 # Two baseline values are "the same measurement" within float32 noise and the rounding of their
@@ -140,17 +141,6 @@ class CrossSummary:
             "expected_false_positives": round(self.expected_false_positives, 12),
             "expected_by_chance": round(self.expected_by_chance, 12),
         }
-
-
-def benjamini_hochberg(p_values: Sequence[float], q: float) -> float | None:
-    """The largest p that is a discovery at FDR ``q`` (every p at or below it is); None if none is."""
-    ordered = sorted(p_values)
-    m = len(ordered)
-    cutoff = None
-    for k, p in enumerate(ordered, start=1):
-        if p <= q * k / m:
-            cutoff = p
-    return cutoff
 
 
 def _p_value(result: Any) -> float | None:

@@ -19,31 +19,6 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def swept_keys(sweep: list[SweepEntry]) -> set[str]:
-    """Config keys whose value differs between sweep entries (a missing key reads as null).
-
-    One pass over the entries: the cost grows with the sweep's size, not with
-    entries times keys.
-    """
-    values: dict[str, set[Any]] = {}
-    present: dict[str, int] = {}
-    for entry in sweep:
-        for key, value in entry.cfg.items():
-            seen = values.get(key)
-            if seen is None:
-                values[key] = {canonical_json(value)}
-                present[key] = 1
-            else:
-                seen.add(canonical_json(value))
-                present[key] += 1
-    entries = len(sweep)
-    swept = set()
-    for key, seen in values.items():
-        if len(seen) > 1 or (present[key] < entries and "null" not in seen):
-            swept.add(key)
-    return swept
-
-
 def _grid(sweep: list[SweepEntry], keys: set[str]) -> set[str]:
     """The swept points: each entry's values of the swept keys (null and missing alike are left out)."""
     return {canonical_json({k: v for k, v in e.cfg.items() if k in keys and v is not None}) for e in sweep}
