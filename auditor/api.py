@@ -18,12 +18,10 @@ from typing import Any
 
 from .audit import audit_bytes, audit_path
 from .discovery import DEFAULT_INCLUDE, survey
-from .options import AuditOptions, RerunOptions
+from .options import DEFAULT_FDR, AuditOptions, RerunOptions
 from .paths import key
-from .result import AuditResult, Status, failing
+from .result import AuditResult, Status, gate_fails
 
-# The false-discovery rate of the cross-answer check X902 when a caller names none (the CLI's --fdr default).
-DEFAULT_FDR = 0.05
 
 
 def audit_text(
@@ -56,13 +54,14 @@ class AuditBatch:
     cross-answer summary (None for fewer than two), and the paths it did not audit."""
 
     results: tuple[AuditResult, ...]
+    options: AuditOptions  # what the batch was audited with
     cross: Any = None  # auditor.rules.cross.CrossSummary
     skipped: tuple[str, ...] = ()  # walked files with no sign of an answer
     excluded: tuple[str, ...] = ()  # files and folders include/exclude left out
 
-    def failed(self, options: AuditOptions | None = None) -> bool:
-        """Whether the batch fails the gate at ``options.fail_on`` (error by default)."""
-        return failing(self.results, (options or AuditOptions()).fail_on)
+    def failed(self) -> bool:
+        """Whether the batch fails the gate, as ``auditor audit`` decides its exit status."""
+        return gate_fails(self.results, self.options)
 
 
 def audit_paths(
@@ -91,4 +90,4 @@ def audit_paths(
         else:
             results.append(result)
     checked, cross = cross_check(results, lambda source: options, fdr=fdr, alpha=options.alpha)
-    return AuditBatch(tuple(checked), cross, tuple(skipped), tuple(found.excluded))
+    return AuditBatch(tuple(checked), options, cross, tuple(skipped), tuple(found.excluded))

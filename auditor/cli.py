@@ -151,17 +151,6 @@ def _all_named_excluded(given: Sequence[str], excluded: Sequence[str]) -> bool:
     return all(p in left_out or p.rstrip("/" + os.sep) + os.sep in left_out for p in given)
 
 
-def _gate_fails(results, options) -> bool:  # results: Sequence[AuditResult], options: AuditOptions
-    """The exit status: a result fails ``--fail-on``, or holds an error the guard always fails."""
-    from .findings import Severity
-    from .result import failing
-
-    if failing(results, options.fail_on):
-        return True
-    guarded = options.always_fail
-    return any(f.severity is Severity.ERROR and f.rule in guarded for r in results for f in r.findings)
-
-
 def cmd_audit(args: argparse.Namespace) -> int:
     from .discovery import survey
     from .session import SessionOptions, run_session
@@ -190,7 +179,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
                       excluded=found.excluded)
     if cli.write_baseline or cli.exit_zero:
         return EXIT_OK
-    return EXIT_FAIL if _gate_fails(run.results, settings.options) else EXIT_OK
+    from .result import gate_fails
+
+    return EXIT_FAIL if gate_fails(run.results, settings.options) else EXIT_OK
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

@@ -63,7 +63,7 @@ from .discovery import DEFAULT_INCLUDE, options_for
 from .errors import UsageError
 from .findings import Severity, matches
 from .option_model import CommandLine, FileOptions, validate_file
-from .options import AuditOptions
+from .options import DEFAULT_FDR, AuditOptions
 
 PYPROJECT = "pyproject.toml"
 
@@ -269,13 +269,15 @@ def resolve(config: Config, cli: CommandLine | None = None) -> Settings:
         options=options,
         include=tuple(_first(cli.include, file.include, DEFAULT_INCLUDE)),
         exclude=tuple(_first(cli.exclude, file.exclude, ())),
-        force_exclude=bool(_first(cli.force_exclude, file.force_exclude, False)),
-        fdr=_first(cli.fdr, file.fdr, 0.05),
+        # A discovered file cannot make named files go unaudited (a planted force-exclude plus exclude
+        # would turn `auditor audit answer.txt` into "nothing to audit", exit 0).
+        force_exclude=bool(_first(cli.force_exclude, None if config.discovered else file.force_exclude, False)),
+        fdr=_first(cli.fdr, file.fdr, DEFAULT_FDR),
         per_file_ignores=rules.per_file_ignores,
         root=config.root,
         config=config.path,
         discovered=config.discovered,
-        guarded=rules.guarded,
+        guarded=(*rules.guarded, *(("force-exclude",) if config.discovered and file.force_exclude else ())),
         ignored=config.ignored,
     )
     from .policy import build

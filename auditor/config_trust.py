@@ -45,8 +45,10 @@ class Audited:
             return BESIDE if folder == _real(self.workspace) else INSIDE
         for raw in self.paths:
             if not os.path.isdir(raw):
-                if folder in _folders_of(raw):
-                    return BESIDE
+                # A named file's folder is its agent's workspace (the rerun's default): below it too.
+                for home in _folders_of(raw):
+                    if _within(folder, home):
+                        return BESIDE if folder == home else INSIDE
                 continue
             root = _real(raw)
             if folder != root and _within(folder, root):

@@ -75,11 +75,13 @@ class AuditContext:
     def no_verdict_to_advise(self) -> bool:
         """D501 fires (the idea never ran): the verdict rules advise no verdict then, since none is right.
 
-        Only while D501 is selected, so ignoring it never silences them too.
+        Only while D501 is reported as failing, so ignoring it or lowering its severity never silences
+        them too.
         """
-        from .result import is_selected
+        from .findings import Severity
+        from .result import reports_failing
 
-        return self.idea_is_baseline and is_selected("D501", self.options)
+        return self.idea_is_baseline and reports_failing("D501", Severity.ERROR, self.options)
 
     def arms(self) -> tuple[ArmView, ArmView]:
         return (self.baseline, self.idea)

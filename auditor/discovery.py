@@ -76,6 +76,15 @@ class _Rules:
         by_name = re.compile(f"{_globs(exclude)}|{_globs(ORDINARY_FILES, ignore_case=True)}").match
         # A file left out is reported when it would be a candidate: included here or by default.
         candidate = re.compile(_globs((*include, *DEFAULT_INCLUDE))).match
+        user_name = re.compile(_globs(exclude)).match
+        ordinary = re.compile(_globs(ORDINARY_FILES, ignore_case=True)).match
+
+        def ordinary_only(name: str, relative: str) -> bool:
+            """Left out only for its ordinary name (a NOTES*.txt), not by an exclude of the run."""
+            return bool(included(name) or included(relative)) and bool(ordinary(name)) and not (
+                user_name(name) or by_path(relative))
+
+        self.ordinary_only = ordinary_only
 
         def file(name: str, relative: str) -> bool | None:
             """True: audit it; False: left out, reported; None: not a candidate (a .py file), not reported."""
@@ -137,11 +146,29 @@ def _walk(root: str, rules: _Rules, excluded_out: list[tuple[tuple[str, ...], st
                 audited = file(name, relative)
                 if audited is None or not _is_file(entry):
                     continue
+                if not audited and rules.ordinary_only(name, relative):
+                    audited = holds_a_report(entry.path)  # an answer saved as NOTES_run2.txt is audited
                 # entry.path is os.path.join(folder, name), joined in C.
                 (found if audited else excluded_out).append(((*parts, name), entry.path))
         # Depth first in name order, as os.walk goes: of two links to one folder, the first is walked.
         pending.extend((path, (*parts, name)) for name, path in sorted(subfolders, reverse=True))
     return [path for _, path in sorted(found)]
+
+
+# A report's own members: what makes a file with an ordinary name an answer after all (an example in a
+# README's prose or a p-value in NOTES.md is not one).
+_REPORT_MEMBER = re.compile(rb'"(?:bench_report|comparison)"\s*:')
+# How much of an ordinary-named file is read for it.
+REPORT_PEEK_BYTES = 1 << 20
+
+
+def holds_a_report(path: str) -> bool:
+    """Whether the file at ``path`` holds a bench report's member in its first MiB (unreadable: no)."""
+    try:
+        with open(path, "rb") as fh:
+            return _REPORT_MEMBER.search(fh.read(REPORT_PEEK_BYTES)) is not None
+    except OSError:
+        return False
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -187,7 +214,10 @@ def survey(
         is_dir = os.path.isdir(raw)
         if not is_dir and not os.path.exists(raw):
             raise UsageError(f"no such file or directory: {raw}")
-        if force_exclude and not rules.named(raw, is_dir):
+        if force_exclude and not rules.named(raw, is_dir) and not (
+            not is_dir and rules.ordinary_only(os.path.basename(raw), posix(os.path.normpath(raw)))
+            and holds_a_report(raw)
+        ):
             left_out.append(raw.rstrip("/" + os.sep) + os.sep if is_dir else raw)
         elif is_dir:
             excluded: list[tuple[tuple[str, ...], str]] = []

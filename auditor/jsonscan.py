@@ -35,10 +35,10 @@ _BRACKET = re.compile(r"[{}\[\]]")
 _TO_NEXT_BRACKET = re.compile(r'(?:[^{}\[\]"]++|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")*+[{}\[\]"]')
 _JSON_LOOKING = re.compile(r'\{\s*(?:["}]|\Z)')
 # A number literal whose shortest repr may lose digits it printed: a fraction of two or more digits
-# ending in a zero ("0.0000", "10.930"; "0.0" is its own repr), or a mantissa ending in one before an
-# exponent ("1.50e-3", "150e-5").  Only a text holding one pays for the number hooks that keep such
-# literals (auditor.literals); a match in a string only costs that.
-_LITERAL_DIGITS = re.compile(r"\.[0-9]+0(?![0-9])|0[eE]")
+# ending in a zero ("0.0000", "10.930"; "0.0" is its own repr), or any exponent form ("1.50e-3", "1e1":
+# its repr may spell it otherwise).  Only a text holding one pays for the number hooks that keep such
+# literals (auditor.literals), which alone decide; a match in a string only costs that.
+_LITERAL_DIGITS = re.compile(r"\.[0-9]+0(?![0-9])|[0-9][eE]")
 
 
 def looks_like_json(text: str, start: int) -> bool:

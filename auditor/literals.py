@@ -47,6 +47,11 @@ def digits_and_half_unit(text: str) -> tuple[int, float]:
     return digits, 0.5 * 10.0 ** (int(exponent or 0) - len(fraction))
 
 
+def printed_text(value: float) -> str:
+    """The decimal ``value`` was printed as: its literal, or its shortest repr."""
+    return value.literal if type(value) is PrintedFloat else repr(float(value))
+
+
 def from_literal(text: str) -> float:
     """The float of a JSON number literal: a :class:`PrintedFloat` when the repr would lose its digits."""
     value = float(text)

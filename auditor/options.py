@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
 
 from .findings import Severity
 
 MiB = 1024 * 1024
-DEVICES = ("auto", "cpu", "cuda")
 # Where --rerun runs the experiment: a GPU when torch sees one, or the one named.
 RerunDevice = Literal["auto", "cpu", "cuda"]
+DEVICES = get_args(RerunDevice)
+# The false-discovery rate of the cross-answer check X902 (--fdr).
+DEFAULT_FDR = 0.05
 FAIL_ON = ("error", "warning", "info", "never")
 EXACT_MAX_N_CAP = 40  # auditor.signflip's cap, not imported: it would load the statistics on every import
 

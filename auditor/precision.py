@@ -25,7 +25,7 @@ import math
 import struct
 from collections.abc import Iterable, Sequence
 
-from .literals import PrintedFloat, digits_and_half_unit
+from .literals import PrintedFloat, digits_and_half_unit, printed_text
 from .records import frozen_record
 
 # Unit roundoff of IEEE binary64 and binary32.
@@ -79,12 +79,7 @@ def printed(value: float) -> Printed:
 
 def _digits_and_half_unit(value: float) -> tuple[int, float]:
     """:func:`printed`'s digits and half unit of a finite float, without building a :class:`Printed`."""
-    if type(value) is PrintedFloat:
-        return digits_and_half_unit(value.literal)
-    mantissa, _, exponent = repr(abs(float(value))).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    digits = max(len((whole + fraction).lstrip("0")), 1)
-    return digits, 0.5 * 10.0 ** (int(exponent or 0) - len(fraction))
+    return digits_and_half_unit(printed_text(value))
 
 
 def _half_unit(value: float) -> float:

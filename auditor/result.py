@@ -138,6 +138,27 @@ def is_selected(code: str, options: AuditOptions) -> bool:
     return not (options.ignore and matches(code, options.ignore))
 
 
+def reports_failing(code: str, severity: Severity, options: AuditOptions) -> bool:
+    """Rule ``code``, found at ``severity``, is reported and fails the run: selected, and at or above
+    ``fail_on`` after the severity overrides (or always failing).  A rule that other rules stay silent
+    for must be one, or lowering it would silence them too.  Under ``fail-on = never`` nothing fails,
+    so being reported is enough."""
+    if not is_selected(code, options):
+        return False
+    if options.fail_on is None or code in options.always_fail:
+        return True
+    return options.severity_overrides.get(code, severity).rank >= options.fail_on.rank
+
+
+def gate_fails(results: Iterable[AuditResult], options: AuditOptions) -> bool:
+    """The gate's decision, for the CLI's exit status and the API alike: a result fails ``fail_on``, or
+    holds an error of a rule that always fails (a discovered config's ``fail-on = never`` cannot pass it)."""
+    results = list(results)
+    if failing(results, options.fail_on):
+        return True
+    return any(f.severity is Severity.ERROR and f.rule in options.always_fail for r in results for f in r.findings)
+
+
 def select(findings: Iterable[Finding], options: AuditOptions) -> list[Finding]:
     """The findings of selected rules, with the severity overrides applied."""
     out = []

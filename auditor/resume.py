@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Collection, Sequence
@@ -173,7 +174,7 @@ def _mac_of(secret: bytes, head: str, body: str) -> str:
 
 
 def _is_hex_digest(value: str) -> bool:
-    return len(value) == 64 and value.isascii() and value.isalnum()
+    return re.fullmatch("[0-9a-f]{64}", value) is not None
 
 
 class Resumable:
@@ -213,9 +214,9 @@ class Resumable:
             return line
         body = line[:-1]
         options = self.fingerprint_for(source)
-        # Hex digests and null only, spelled here as json.dumps spells them (the check reads them with it).
-        digest = f'"{sha256}"' if sha256 is not None and _is_hex_digest(sha256) else "null"
-        mac = _mac_of(self.key, f'[{FORMAT},{digest},"{options}"]', body)
+        sha = sha256 if sha256 is not None and _is_hex_digest(sha256) else None
+        digest = f'"{sha}"' if sha is not None else "null"  # a hex digest or null: as json.dumps spells them
+        mac = _mac(self.key, sha, options, body)  # the one spelling the check uses
         return f'{body[:-1]}{_MEMBER}{{"sha256":{digest},"options":"{options}","mac":"{mac}"}}}}\n'
 
     def resume(self, path: str, paths: Sequence[str]) -> tuple[dict[str, AuditResult], int]:
@@ -274,7 +275,8 @@ class _Trust:
         if member["sha256"] != _digest_now(path, self.run.options_for(path)):
             self.untrusted += 1
             return None
-        return result
+        # Its bytes are still these: a cross-answer finding can be placed in it again (session._placed).
+        return result.with_transcript_sha256(member["sha256"])
 
     def _authentic(self, member: Any, body: str) -> bool:
         if not (isinstance(member, dict) and set(member) == {"sha256", "options", "mac"}

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from operator import add, sub
 
-from .literals import PrintedFloat, digits_and_half_unit
+from .literals import PrintedFloat, digits_and_half_unit, printed_text
 from .precision import mean_agrees, near_float32
 from .records import computed_once
 from .signflip import PBand, sign_flip_on_floats
@@ -64,14 +64,11 @@ FLOAT32_DIGITS = 8
 def seed_half_unit(value: float) -> float:
     """Half a unit in the last digit ``value`` was printed with; 0 for a value printed at full precision
     (:data:`EXACT_DIGITS`)."""
-    if type(value) is PrintedFloat:
-        return digits_and_half_unit(value.literal)[1]
     if not math.isfinite(value):
         return 0.0
-    digits, half_unit = digits_and_half_unit(repr(abs(float(value))))
-    if digits >= EXACT_DIGITS or (digits >= FLOAT32_DIGITS and near_float32(value)):
-        return 0.0
-    return half_unit
+    digits, half_unit = digits_and_half_unit(printed_text(value))
+    full = digits >= EXACT_DIGITS or (digits >= FLOAT32_DIGITS and near_float32(value))
+    return 0.0 if full and type(value) is not PrintedFloat else half_unit
 
 
 def arm_half_units(values: Sequence[float]) -> tuple[float, ...]:
@@ -84,14 +81,10 @@ def arm_half_units(values: Sequence[float]) -> tuple[float, ...]:
 def _decimal_difference(baseline: float, idea: float, diff: float) -> float:
     """The difference of the printed decimals of ``idea`` and ``baseline``, exactly, rounded to a float once;
     ``diff`` (the float difference) when their decimals are equal."""
-    if baseline == idea and _text(baseline) == _text(idea):
+    if baseline == idea and printed_text(baseline) == printed_text(idea):
         return diff
-    return float(Fraction(_text(idea)) - Fraction(_text(baseline)))
+    return float(Fraction(printed_text(idea)) - Fraction(printed_text(baseline)))
 
-
-def _text(value: float) -> str:
-    """The decimal the value was printed as: its literal, or its shortest repr."""
-    return value.literal if type(value) is PrintedFloat else repr(float(value))
 
 
 class Rounding:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .atomic import atomic_write, open_append
 from .baseline import Baseline
@@ -29,12 +29,14 @@ from .executors import Finish, Task, make_pool
 from .extracts import compact_cross, shared
 from .findings import Finding, Severity
 from .formats import DETAILED_FAILURES, Run, writer
-from .formats.jsonl import Stream, result_line
 from .options import AuditOptions, RerunOptions
 from .paths import key
 from .result import AuditResult, Status
 from .resume import Resumable, baseline_digest, resumable_mode
 from .strings import plural
+
+if TYPE_CHECKING:
+    from .formats.jsonl import Stream
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,8 @@ def _jsonl_stream(args: SessionOptions, resumable: Resumable | None) -> Iterator
     if args.format != "jsonl":
         yield None
         return
+    from .formats.jsonl import Stream  # the output contract's models: only a jsonl run builds them
+
     sign = resumable.sign if resumable is not None else None
     if not args.output:
         yield Stream(sys.stdout, sign)
@@ -214,6 +218,8 @@ def _ready_to_stream(result: AuditResult, options: AuditOptions) -> AuditResult 
     parent, which shares the cores with the workers, only writes the line."""
     if result.status is Status.SKIPPED:
         return result
+    from .formats.jsonl import result_line
+
     try:
         line = result_line(result)
     except (TypeError, ValueError):  # a value the contract refuses: the parent meets it as it always did

@@ -3,8 +3,7 @@
 Signs are drawn a byte at a time (8 seeds a byte) and summed from per-group tables of
 the 256 signed sums, in blocks of draws; the count of draws is capped by the number of
 signs drawn in all, and the hit counts give 99.9% Clopper-Pearson intervals of the true
-p.  :func:`auditor.signflip.sign_flip_test` chooses this path, and imports this module
-only when it does.
+p.  :func:`auditor.signflip.sign_flip_test` chooses this path (numpy is imported only then).
 """
 
 from __future__ import annotations

@@ -374,3 +374,18 @@ def test_a_transcript_changed_after_its_audit_keeps_its_cross_finding_unplaced(t
     assert place_findings(str(path), result, AuditOptions()).findings[-1].line is not None
     path.write_text("\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8")  # two lines moved: not the bytes audited
     assert place_findings(str(path), result, AuditOptions()).findings[-1].line is None
+
+
+def test_resumed_transcripts_get_their_cross_answer_findings_placed(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for name in ("run_a.txt", "run_b.txt"):
+        shutil.copy(BATCHES / "x901" / name, tmp_path / name)
+    out = tmp_path / "run.jsonl"
+    main(["audit", str(tmp_path), "--format", "jsonl", "-o", str(out), "--isolated", "--include", "run_*.txt"])
+    lines = out.read_text(encoding="utf-8").split("\n")[:-2]  # the summary line cut, as by an interrupt
+    out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    main(["audit", str(tmp_path), "--format", "jsonl", "-o", str(out), "--isolated", "--include", "run_*.txt",
+          "--resume"])
+    capsys.readouterr()
+    late = json.loads(out.read_text(encoding="utf-8").splitlines()[-1])["late_findings"]
+    assert [f["rule"] for f in late] == ["X901", "X901"] and all(f["line"] is not None for f in late)

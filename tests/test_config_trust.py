@@ -71,15 +71,16 @@ def _rules(data: dict) -> set[str]:
         (".", ["."], BESIDE),  # the answers folder named
         ("work", ["../claim.txt"], BESIDE),  # found upward from a folder below the answers
         ("work", [".."], INSIDE),  # planted below the folder named for audit
+        ("work", ["../claim.txt"], INSIDE),  # planted below the named answer's folder (its workspace)
     ],
-    ids=["answer-folder", "folder-named", "found-upward", "below-named-folder"],
+    ids=["answer-folder", "folder-named", "found-upward", "below-named-folder", "below-named-file"],
 )
 def test_a_planted_alpha_is_ignored_and_the_verdict_still_fails(tmp_path, monkeypatch, capsys, cwd, argv,
                                                                reason) -> None:
     answers = _answers(tmp_path)
     (answers / "work").mkdir()
     planted = answers / "pyproject.toml"
-    if reason == INSIDE:  # in a folder with no transcript, below the one named
+    if reason == INSIDE:  # in a folder with no transcript, below the one named or the named file's
         planted = planted.rename(answers / "work" / "pyproject.toml")
     monkeypatch.chdir(answers / cwd)
     code, data, err = _json(capsys, *argv)
@@ -126,6 +127,7 @@ def _elsewhere(tmp_path: Path) -> tuple[Path, Path]:
     return config, answer
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
 def test_a_config_owned_by_another_user_is_ignored(tmp_path, monkeypatch, capsys) -> None:
     config, answer = _elsewhere(tmp_path)
     monkeypatch.chdir(config.parent)
@@ -137,6 +139,7 @@ def test_a_config_owned_by_another_user_is_ignored(tmp_path, monkeypatch, capsys
     assert f"owned by uid {NOBODY}" in why and why in err
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
 def test_a_link_owned_by_another_user_is_ignored(tmp_path, monkeypatch, capsys) -> None:
     config, answer = _elsewhere(tmp_path)
     real = config.rename(tmp_path / "real.toml")

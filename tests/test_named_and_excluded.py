@@ -149,6 +149,36 @@ def test_force_exclude_and_exclude_from_a_named_config(tmp_path, capsys) -> None
     capsys.readouterr()
 
 
+def test_a_discovered_config_cannot_force_exclude_named_files(tmp_path, capsys, monkeypatch) -> None:
+    """A trusted repository-root file (one a pull request could add) with force-exclude and an exclude
+    matching the answers' folder: the named answer is still audited and fails, with or without --rerun's guard."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "answer.txt").write_text(SEED_001.read_text(encoding="utf-8"), encoding="utf-8")
+    _pyproject(tmp_path, '[tool.auditor]\nexclude = ["runs"]\nforce-exclude = true\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", "--quiet", "runs/answer.txt"]) == 1
+    capsys.readouterr()
+    code, data, _ = _json_run(capsys, "runs/answer.txt")
+    assert code == 1 and data["config"]["policy"]["force-exclude"] == {"value": False, "source": "default"}
+    assert main(["audit", "--quiet", "runs/answer.txt", "--force-exclude"]) == 0  # the command line may
+    capsys.readouterr()
+
+
+def test_an_answer_saved_under_an_ordinary_name_is_still_audited(tmp_path, capsys, monkeypatch) -> None:
+    """NOTES* and README* are left out by name, unless the file holds a bench report: an agent cannot hide
+    its failing answer by calling it notes_run2.txt, in a walk or in a hook run (--force-exclude)."""
+    (tmp_path / "honest.txt").write_text(SEED_000.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "notes_run2.txt").write_text(SEED_001.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "README.md").write_text('We quote p = 0.015 and "verdict": in prose.\n', encoding="utf-8")
+    code, data, _ = _json_run(capsys, str(tmp_path))
+    assert code == 1 and _statuses(data)["notes_run2.txt"][0] == "fail"
+    assert [p.rsplit("/", 1)[-1] for p in data["summary"]["excluded_paths"]] == ["README.md"]
+    monkeypatch.chdir(tmp_path)
+    assert main(["audit", "--quiet", "--force-exclude", "notes_run2.txt", "README.md"]) == 1
+    capsys.readouterr()
+
+
 def test_names_in_a_summary_are_capped_and_the_count_is_whole(tmp_path, capsys) -> None:
     from auditor.formats import NAMED_PATHS
 

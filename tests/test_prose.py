@@ -902,3 +902,30 @@ def test_omitted_claims_are_only_left_out(text: str) -> None:
 def test_half_units_of_plain_decimals_are_the_formula(decimals: int) -> None:
     reported = prose.parse_number("1." + "5" * decimals if decimals else "1")
     assert reported is not None and reported.half_unit == 0.5 * 10.0**-decimals
+
+
+@pytest.mark.parametrize(
+    ("text", "randomized"),
+    [
+        ("p from a Monte-Carlo sign-flip test.", True),
+        ("The p-value uses random sign flips.", True),
+        ("the p-value is a Monte-Carlo estimate", True),
+        ("95% CI from 10,000 bootstrap resamples", False),  # words about something else widen nothing
+        ("We used MC dropout.", False),
+        ("seeds were randomly drawn", False),
+        ("inputs resampled at 16kHz", False),
+        ("Exact test (no Monte-Carlo approximation), p=0.0156.", False),
+        ("exact sign-flip test over all 256 patterns; no MC needed", False),
+        ("paired permutation p=0.01475", False),
+    ],
+)
+def test_only_a_clause_about_the_p_says_the_test_was_randomized(text: str, randomized: bool) -> None:
+    assert prose.says_randomized([text], 10_000) is randomized
+
+
+def test_an_unrelated_resampling_word_does_not_widen_the_reading_of_a_p() -> None:
+    """A bootstrap CI in the protocol note does not make a one-digit, unstated p a Monte-Carlo estimate."""
+    answer = seed_answer()
+    answer["bench_report"]["comparison"]["p_value"] = 0.005
+    answer["bench_report"]["protocol_note"] += " 95% CI from bootstrap resamples."
+    assert [f.severity.value for f in run_rule("A307", answer)] == ["error"]

@@ -178,6 +178,9 @@ def test_a312_significance_resting_on_unprinted_digits_is_an_error_and_a_null_cl
     # Ignoring A312 never lets the coarse print pass the significance claim: V401 judges it as printed.
     answer, literals = _coarse_significance()
     assert "V401" in _errors(_audit(answer, literals, ignore=("A312",)))
+    # Nor does lowering its severity: a rule the verdict rules defer to must still fail the run.
+    lowered = _audit(answer, literals, severity_overrides={"A312": Severity.INFO})
+    assert "V401" in _errors(lowered) and lowered.status == "fail"
 
 
 def test_x901_reads_a_rounded_copy_of_a_baseline_as_the_same_baseline() -> None:
@@ -223,3 +226,17 @@ def test_both_honest_exact_p_values_are_accepted(p_value: float, honest: bool) -
     assert answer["bench_report"]["comparison"]["p_value"] == 0.04988574981689453
     answer["bench_report"]["comparison"]["p_value"] = p_value
     assert ("A307" in _errors(_audit(answer))) is not honest
+
+
+@pytest.mark.parametrize("literal", ["1e1", "12e2", "9.1e+01", "1.50e-3"])
+def test_a_literal_reads_the_same_whatever_else_the_text_holds(literal: str) -> None:
+    """An exponent literal keeps its digits with or without another literal (or a "0e" in a string) beside it:
+    the answer cannot choose its reading by what it prints elsewhere."""
+    from auditor.precision import printed
+    from auditor.transcript import locate_text
+
+    readings = set()
+    for extra in ("", ', "x": 0.10', ', "s": "0e"'):
+        document = locate_text(f'{{"bench_report": {{"mean": {literal}{extra}}}}}', max_depth=64).document
+        readings.add(printed(document["bench_report"]["mean"]).half_unit)
+    assert len(readings) == 1

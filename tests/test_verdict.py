@@ -407,8 +407,9 @@ def test_no_verdict_is_advised_for_a_no_op_idea(code: str) -> None:
     assert run_rule(code, answer) == []
 
 
-def test_ignoring_d501_leaves_the_verdict_rules_on() -> None:
-    [f] = run_rule("V401", _no_op_claiming_an_improvement(), ignore=("D501",))
+@pytest.mark.parametrize("options", [{"ignore": ("D501",)}, {"severity_overrides": {"D501": Severity.INFO}}])
+def test_ignoring_or_lowering_d501_leaves_the_verdict_rules_on(options: dict) -> None:
+    [f] = run_rule("V401", _no_op_claiming_an_improvement(), **options)
     assert f.recomputed == "no measurable effect"
 
 

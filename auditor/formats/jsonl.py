@@ -84,7 +84,7 @@ def resume_from(
     text, mode = found
     done: dict[str, AuditResult] = {}
     kept: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): U+2028 in a source name is no line end
         result = _parse_line(line) if accept is None else accept(line, _parse_line)
         if result is not None:
             source = key(result.source)

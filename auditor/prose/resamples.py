@@ -194,11 +194,22 @@ _RANDOMIZED = re.compile(
 )
 
 
+# The clause must be about the test's p ("MC dropout", "bootstrap resamples for the CI" are not) and not
+# deny the draws ("no Monte-Carlo approximation").
+_ABOUT_THE_TEST = re.compile(r"\bp\b|p[-_\s]?values?\b|sign[\s-]?flip|permutation|significan")
+_NOT_THE_TEST = re.compile(r"\b(?:no|not|without|bootstrap\w*|dropout|confidence|ci)\b")
+
+
 def says_randomized(texts: Iterable[str], max_chars: int) -> bool:
     """Whether ``texts`` (read up to ``max_chars`` characters) say the p-value came from random draws
-    ("Monte-Carlo", "resampled", "10k random sign flips"); an enumerated test is not randomized."""
+    ("a Monte-Carlo p", "p from 10k random sign flips") in one clause; an enumerated test is not randomized."""
     read = fold("\n".join(text[:max_chars] for text in texts)[:max_chars])
     for m in islice(_RANDOMIZED.finditer(read), MAX_RESAMPLE_MATCHES):
-        if not _stated_exact(read, m.start(), m.end()):
+        start = last_break(CLAUSE_BREAK, read, max(0, m.start() - CLAUSE_WINDOW), m.start())
+        end = first_break(CLAUSE_BREAK, read, m.end(), min(len(read), m.end() + CLAUSE_WINDOW))
+        clause = read[start:end]
+        if _ABOUT_THE_TEST.search(clause) and not _NOT_THE_TEST.search(clause) and not _stated_exact(
+            read, m.start(), m.end()
+        ):
             return True
     return False

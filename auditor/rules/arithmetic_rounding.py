@@ -52,9 +52,9 @@ def A312(ctx: AuditContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    "baseline": {"full": {"per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]}},
-    "idea": {"per_seed": [10.1, 12.1, 9.6, 10.0, 8.8, 11.8, 12.0, 13.0]},
-    "comparison": {"p_value": 0.0156, "verdict": "idea better (significant)"}
+    "baseline": {"full": {"per_seed": [10.12, 12.06, 9.61, 10.00, 8.78, 11.80, 12.03, 13.04]}},
+    "idea": {"per_seed": [10.11, 12.05, 9.60, 9.99, 8.78, 11.80, 12.03, 13.04]},
+    "comparison": {"p_value": 0.0078, "verdict": "idea better (significant)"}
     ```
 
     ## How to fix

@@ -103,12 +103,14 @@ def allowed_by_printing(ctx: AuditContext, claimed: Verdict | None) -> bool:
 def undecided_by_printing(ctx: AuditContext) -> bool:
     """The p range the printed per-seed values allow straddles alpha (A312): their rounding decides the verdict.
 
-    Only while A312 is selected: ignoring it never lets a coarse print pass a verdict unreported.
+    Only while A312 is reported as failing: ignoring it or lowering its severity never lets a coarse print
+    pass a verdict unreported.
     """
-    from ..result import is_selected
+    from ..result import reports_failing
 
     band = ctx.printed_p_band
-    return band is not None and band.low < ctx.options.alpha <= band.high and is_selected("A312", ctx.options)
+    undecided = band is not None and band.low < ctx.options.alpha <= band.high
+    return undecided and reports_failing("A312", Severity.ERROR, ctx.options)
 
 
 def _direction(ctx: AuditContext) -> Verdict:
