@@ -24,8 +24,8 @@ _EXPORTS = {
     "audit_file": "auditor.api",
     "audit_paths": "auditor.api",
     "AuditBatch": "auditor.api",
-    "AuditOptions": "auditor.options",
-    "RerunOptions": "auditor.options",
+    "AuditOptions": "auditor.options.models",
+    "RerunOptions": "auditor.options.models",
     "AuditResult": "auditor.result",
     "Status": "auditor.result",
     "Finding": "auditor.findings",
@@ -34,10 +34,10 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from .api import AuditBatch, audit_file, audit_paths, audit_text
-    from .findings import Finding, Severity
-    from .options import AuditOptions, RerunOptions
-    from .result import AuditResult, Status
+    from auditor.api import AuditBatch, audit_file, audit_paths, audit_text
+    from auditor.findings import Finding, Severity
+    from auditor.options.models import AuditOptions, RerunOptions
+    from auditor.result import AuditResult, Status
 
 
 def __getattr__(name: str) -> Any:

@@ -16,17 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .audit import audit_bytes, audit_path
-from .discovery import DEFAULT_INCLUDE, survey
-from .options import DEFAULT_FDR, AuditOptions, RerunOptions
-from .paths import key
-from .result import AuditResult, Status, gate_fails
+from auditor.audit import audit_bytes, audit_path
+from auditor.files.discovery import DEFAULT_INCLUDE, survey
+from auditor.files.paths import key
+from auditor.options.models import DEFAULT_FDR, AuditOptions, RerunOptions
+from auditor.result import AuditResult, Status, gate_fails
 
 
-
-def audit_text(
-    text: str | bytes, *, source: str = "<text>", options: AuditOptions | None = None
-) -> AuditResult:
+def audit_text(text: str | bytes, *, source: str = "<text>", options: AuditOptions | None = None) -> AuditResult:
     """Audit the text of one transcript (an agent's reply: any header, fences or prose around the JSON).
 
     ``source`` names it in findings and outputs.  Never raises for a bad answer: a transcript
@@ -78,7 +75,7 @@ def audit_paths(
     without any sign of an answer skipped); named files are always audited.  The cross-answer
     checks (X901, X902 at ``fdr``) run over the whole batch.
     """
-    from .batch import cross_check
+    from auditor.batch.run import cross_check
 
     options = options or AuditOptions()
     found = survey([os.fspath(p) for p in paths], tuple(include), tuple(exclude))

@@ -9,21 +9,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .context import AuditContext
-from .errors import AuditorError
-from .extracts import cross_facts, figure_data
-from .findings import Finding, Severity, check_rules
-from .locate import with_locations
-from .model import arm_view
-from .options import AuditOptions, RerunOptions
-from .paths import STDIN
-from .result import AuditResult, Status, is_selected, select, settle, transcript_digest
-from .rules.internal import X000
-from .rules.schema import S201
-from .schema import build_models, validate
-from .stats import NonFiniteStatistics, recompute
-from .strings import shorten
-from .transcript import Located, decode_text, holds_an_answer, locate, locate_text, plain_utf8, read_source
+from auditor.answer.model import arm_view
+from auditor.answer.schema import build_models, validate
+from auditor.context import AuditContext
+from auditor.errors import AuditorError
+from auditor.extracts import cross_facts, figure_data
+from auditor.files.paths import STDIN
+from auditor.findings import Finding, Severity, check_rules
+from auditor.options.models import AuditOptions, RerunOptions
+from auditor.parse.locate import with_locations
+from auditor.parse.strings import shorten
+from auditor.parse.transcript import Located, decode_text, holds_an_answer, locate, locate_text, plain_utf8, read_source
+from auditor.result import AuditResult, Status, is_selected, select, settle, transcript_digest
+from auditor.rules.internal import X000
+from auditor.rules.schema import S201
+from auditor.stats.summary import NonFiniteStatistics, recompute
 
 
 def finish(source: str, findings: list[Finding], options: AuditOptions, **kwargs: Any) -> AuditResult:
@@ -140,7 +140,7 @@ def audit_document(
     findings.extend(run_checks(ctx))
     rerun_record = None
     if rerun is not None:
-        from .rerun import run_and_compare  # torch-free, but only needed here
+        from auditor.rerun import run_and_compare  # torch-free, but only needed here
 
         rerun_findings, rerun_record = run_and_compare(document, transcript_path, rerun, options)
         findings.extend(rerun_findings)
@@ -174,9 +174,10 @@ def audit_bytes(
     options = options or AuditOptions()
     located = locate(data, max_bytes=options.max_bytes, max_depth=options.max_depth)
     result = _audit_located(located, source, options, rerun=rerun, transcript_path=transcript_path)
-    # Bound to the bytes given, as a path's audit is to the bytes it read (auditor.resume).
+    # Bound to the bytes given, as a path's audit is to the bytes it read (auditor.batch.resume).
     return result.with_transcript_sha256(
-        transcript_digest(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)))
+        transcript_digest(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data))
+    )
 
 
 def _audit_located(
@@ -222,7 +223,7 @@ def audit_path(
     """Audit the transcript at ``path`` (``-`` reads stdin); the result records how long it took.
 
     A file a folder walk found (``walked``) is skipped when it holds no sign of an answer
-    (:func:`~auditor.transcript.holds_an_answer`); any other file is always audited, and one
+    (:func:`~auditor.parse.transcript.holds_an_answer`); any other file is always audited, and one
     without an answer fails P101.
 
     Never raises for an unexpected internal error: the result is then an
@@ -238,7 +239,7 @@ def _audit_path(
     path: str, options: AuditOptions | None, *, source: str | None, rerun: RerunOptions | None, walked: bool
 ) -> AuditResult:
     options = options or AuditOptions()
-    digest = None  # of the bytes read: what a jsonl line's "resume" member binds it to (auditor.resume)
+    digest = None  # of the bytes read: what a jsonl line's "resume" member binds it to (auditor.batch.resume)
     try:
         data, problem = read_source(path, max_bytes=options.max_bytes)
         digest = transcript_digest(data)
@@ -297,12 +298,11 @@ def internal_error(source: str, exc: BaseException) -> AuditResult:
     """
     import traceback
 
-    from . import __version__
+    from auditor import __version__
 
     summary = shorten(f"{type(exc).__name__}: {exc}", 200)
-    report = (
-        f"auditor {__version__} internal error while auditing {source!r}\n\n"
-        + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    report = f"auditor {__version__} internal error while auditing {source!r}\n\n" + "".join(
+        traceback.format_exception(type(exc), exc, exc.__traceback__)
     )
     log_path, log_problem = _write_log(report)
     where = f"the traceback is in {log_path}" if log_path else f"the traceback could not be written ({log_problem})"

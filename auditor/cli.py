@@ -4,7 +4,7 @@
 (:class:`AuditorError`) caught at the top.  Exit codes: 0 nothing at or above
 ``--fail-on``, 1 a transcript fails or could not be audited, 2 usage errors
 (unknown option or format, missing path, unreadable config or baseline).
-The batch run itself is :mod:`auditor.session`.
+The batch run itself is :mod:`auditor.batch.session`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import __version__
-from .errors import AuditorError, UsageError
+from auditor import __version__
+from auditor.errors import AuditorError, UsageError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -39,21 +39,35 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         # "auditor audit: argument --format: ..." reads best after the top-level "auditor: error:".
         where = self.prog.partition(" ")[2]
-        raise UsageError(f"{where}: {message} (see `{self.prog} --help`)" if where else f"{message} (see `auditor --help`)")
+        raise UsageError(
+            f"{where}: {message} (see `{self.prog} --help`)" if where else f"{message} (see `auditor --help`)"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .formats import FORMATS
-    from .option_model import add_arguments
+    from auditor.formats import FORMATS
+    from auditor.options.keys import add_arguments
 
-    parser = _Parser(prog="auditor", description="Audit the claims AI research agents make about their ML experiments.",
-                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="auditor",
+        description="Audit the claims AI research agents make about their ML experiments.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"auditor {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    audit = sub.add_parser("audit", help="audit transcripts (files, directories, or - for stdin)",
-                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    audit.add_argument("paths", nargs="+", metavar="PATH",
-                       help="transcripts or folders of them (walked with --include/--exclude); - reads stdin")
+    audit = sub.add_parser(
+        "audit",
+        help="audit transcripts (files, directories, or - for stdin)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    audit.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="transcripts or folders of them (walked with --include/--exclude); - reads stdin",
+    )
     add_arguments(audit, sorted(FORMATS))
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -63,14 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_line(args: argparse.Namespace):  # -> option_model.CommandLine
-    from .option_model import flag_fields, validate_command_line
+    from auditor.options.keys import flag_fields, validate_command_line
 
     return validate_command_line({name: getattr(args, name) for name in flag_fields() if hasattr(args, name)})
 
 
 def _details(text: str | None) -> int | None:
     """``--details``: a count of failing transcripts to explain in full, or None for all."""
-    from .formats import DETAILED_FAILURES
+    from auditor.formats import DETAILED_FAILURES
 
     if text is None:
         return DETAILED_FAILURES
@@ -83,7 +97,7 @@ def _check_combinations(cli) -> None:  # cli: option_model.CommandLine
         raise UsageError("--resume needs --format jsonl and --output FILE (the file to resume)")
     if cli.statistics and fmt != "text":
         raise UsageError("--statistics prints a table; it needs --format text")
-    from .formats import check_available
+    from auditor.formats import check_available
 
     check_available(fmt)  # a missing extra (matplotlib for html) stops the run before it audits
 
@@ -91,8 +105,8 @@ def _check_combinations(cli) -> None:  # cli: option_model.CommandLine
 def _settings(cli, paths: Sequence[str] = ()):  # cli: option_model.CommandLine -> config.Settings
     from pathlib import Path
 
-    from . import config
-    from .config_trust import Audited
+    from auditor.options import config
+    from auditor.options.trust import Audited
 
     if cli.isolated:
         return config.resolve(config.Config(), cli)
@@ -104,8 +118,8 @@ def _settings(cli, paths: Sequence[str] = ()):  # cli: option_model.CommandLine 
 def _announce_config(settings, cli) -> None:  # settings: config.Settings, cli: option_model.CommandLine
     """Say on stderr which discovered files were left unread (every format), which file applies
     and its values (text format), and what a discovered one could not do."""
-    from .formats.safe import clean
-    from .policy import describe, ignored_notes
+    from auditor.formats.safe import clean
+    from auditor.options.policy import describe, ignored_notes
 
     report = settings.report()
     for note in ignored_notes(report):  # the gate's policy is at stake: even with --quiet
@@ -116,10 +130,12 @@ def _announce_config(settings, cli) -> None:  # settings: config.Settings, cli: 
     if (cli.format or "text") == "text" and not cli.quiet:
         how = "discovered" if settings.discovered else "from --config"
         values = describe(report)
-        print(f"auditor: configuration {where} ({how})" + (f"; {clean(', '.join(values))}" if values else ""),
-              file=sys.stderr)
+        print(
+            f"auditor: configuration {where} ({how})" + (f"; {clean(', '.join(values))}" if values else ""),
+            file=sys.stderr,
+        )
     if cli.rerun and settings.guarded:
-        from .config import protected_rules
+        from auditor.options.config import protected_rules
 
         codes = protected_rules()
         print(
@@ -137,9 +153,11 @@ def _note_partial_batch(given: Sequence[str], paths: Sequence[str], cli) -> None
 
     if len(paths) < 2 or any(p != "-" and os.path.isdir(p) for p in given) or (cli.format or "text") != "text":
         return
-    print(f"auditor: note: the cross-answer checks (X9xx) and their false-discovery rate saw only the "
-          f"{len(paths)} files given; they need the whole batch: run `auditor audit FOLDER` on the folder",
-          file=sys.stderr)
+    print(
+        f"auditor: note: the cross-answer checks (X9xx) and their false-discovery rate saw only the "
+        f"{len(paths)} files given; they need the whole batch: run `auditor audit FOLDER` on the folder",
+        file=sys.stderr,
+    )
 
 
 def _all_named_excluded(given: Sequence[str], excluded: Sequence[str]) -> bool:
@@ -152,8 +170,8 @@ def _all_named_excluded(given: Sequence[str], excluded: Sequence[str]) -> bool:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .discovery import survey
-    from .session import SessionOptions, run_session
+    from auditor.batch.session import SessionOptions, run_session
+    from auditor.files.discovery import survey
 
     cli = _command_line(args)
     _check_combinations(cli)
@@ -164,22 +182,29 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not paths:
         if _all_named_excluded(args.paths, found.excluded):  # a hook's staged README alone: nothing to gate
             if not cli.quiet:
-                print(f"auditor: nothing to audit: every path given is excluded ({len(found.excluded)})",
-                      file=sys.stderr)
+                print(
+                    f"auditor: nothing to audit: every path given is excluded ({len(found.excluded)})", file=sys.stderr
+                )
             return EXIT_OK
         raise UsageError("no transcripts found in the given paths")
     _announce_config(settings, cli)
     _note_partial_batch(args.paths, paths, cli)
     session = SessionOptions(
-        format=cli.format or "text", output=cli.output, resume=bool(cli.resume), jobs=cli.jobs, dask=cli.dask,
-        quiet=bool(cli.quiet), statistics=bool(cli.statistics), baseline=cli.baseline,
-        write_baseline=cli.write_baseline, details=_details(cli.details),
+        format=cli.format or "text",
+        output=cli.output,
+        resume=bool(cli.resume),
+        jobs=cli.jobs,
+        dask=cli.dask,
+        quiet=bool(cli.quiet),
+        statistics=bool(cli.statistics),
+        baseline=cli.baseline,
+        write_baseline=cli.write_baseline,
+        details=_details(cli.details),
     )
-    run = run_session(paths, settings, session, rerun=rerun, walked=found.walked,
-                      excluded=found.excluded)
+    run = run_session(paths, settings, session, rerun=rerun, walked=found.walked, excluded=found.excluded)
     if cli.write_baseline or cli.exit_zero:
         return EXIT_OK
-    from .result import gate_fails
+    from auditor.result import gate_fails
 
     return EXIT_FAIL if gate_fails(run.results, settings.options) else EXIT_OK
 
@@ -187,7 +212,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def cmd_rules(args: argparse.Namespace) -> int:
     import json
 
-    from .findings import all_rules
+    from auditor.findings import all_rules
 
     rules = all_rules()
     if args.format == "json":
@@ -205,8 +230,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def _find_rule(text: str):  # -> findings.Rule
     """A rule by code (``A307``, any case) or by name (``p-value-inconsistent``)."""
-    from .findings import all_rules
-    from .options import suggest
+    from auditor.findings import all_rules
+    from auditor.options.models import suggest
 
     wanted = text.strip()
     rules = all_rules()
@@ -240,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except AuditorError as exc:
         # The message may quote a file name or an answer's text.
-        from .formats.safe import clean
+        from auditor.formats.safe import clean
 
         print(f"auditor: error: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

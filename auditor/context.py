@@ -4,18 +4,19 @@ the recomputed statistics and the options."""
 from __future__ import annotations
 
 import dataclasses
+from functools import cached_property
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from .model import Answer, ArmView, BenchReport, join_pointer, swept_keys
-from .options import AuditOptions
-from .pvalues import PAgreement, exact_agreement, monte_carlo_agreement
-from .records import computed_once
-from .stats import PBand, Recomputed
+from auditor.answer.model import Answer, ArmView, BenchReport, swept_keys
+from auditor.options.models import AuditOptions
+from auditor.parse.pointers import join_pointer
+from auditor.stats.pvalues import PAgreement, exact_agreement, monte_carlo_agreement
+from auditor.stats.summary import PBand, Recomputed
 
 if TYPE_CHECKING:
-    from .rounding import Rounding
-from .verdicts import Verdict, classify_verdict
+    from auditor.stats.rounding import Rounding
+from auditor.stats.verdicts import Verdict, classify_verdict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,8 +42,7 @@ class AuditContext:
     options: AuditOptions
 
     def __post_init__(self) -> None:
-        # Chosen once, here, so that every rule and the output read one recomputation (a plain frozen
-        # dataclass, not a frozen_record, for this hook: one context per answer).
+        # Chosen once, here, so that every rule and the output read one recomputation.
         if self.recomputed is not None:
             object.__setattr__(self, "recomputed", self.rounding.recomputed)  # type: ignore[union-attr]
 
@@ -54,7 +54,7 @@ class AuditContext:
     def lower_is_better(self) -> bool:
         return self.report.lower_is_better
 
-    @computed_once
+    @cached_property
     def claimed_verdict(self) -> Verdict | None:
         """The comparison verdict classified by its words (its first ``max_prose_chars`` characters)."""
         return classify_verdict(self.report.comparison.verdict[: self.options.max_prose_chars])
@@ -78,30 +78,30 @@ class AuditContext:
         Only while D501 is reported as failing, so ignoring it or lowering its severity never silences
         them too.
         """
-        from .findings import Severity
-        from .result import reports_failing
+        from auditor.findings import Severity
+        from auditor.result import reports_failing
 
         return self.idea_is_baseline and reports_failing("D501", Severity.ERROR, self.options)
 
     def arms(self) -> tuple[ArmView, ArmView]:
         return (self.baseline, self.idea)
 
-    @computed_once
+    @cached_property
     def swept_keys(self) -> tuple[frozenset[str], frozenset[str]]:
         """Config keys the baseline's and the idea's sweeps vary (empty without a sweep); T601-T603 read them."""
         return tuple(frozenset(swept_keys(arm.sweep)) if arm.sweep else frozenset() for arm in self.arms())  # type: ignore[return-value]
 
-    @computed_once
+    @cached_property
     def stated_resamples(self) -> tuple[int, ...]:
         """Monte-Carlo resample counts the answer's words state ("20,000 sign flips", "n_resamples=5000")."""
-        from .prose import stated_resample_counts
+        from auditor.prose import stated_resample_counts
 
         return stated_resample_counts(self.prose_texts(), self.options.max_prose_chars)
 
-    @computed_once
+    @cached_property
     def says_randomized(self) -> bool:
         """The answer's words say its p came from random draws ("Monte-Carlo", "resampled")."""
-        from .prose import says_randomized
+        from auditor.prose import says_randomized
 
         return says_randomized(self.prose_texts(), self.options.max_prose_chars)
 
@@ -120,7 +120,7 @@ class AuditContext:
             texts.append(note)
         return texts
 
-    @computed_once
+    @cached_property
     def rounding(self) -> Rounding | None:
         """The intervals of the statistics of the printed per-seed values, and the differences they are
         recomputed from (None: nothing recomputed).  Built in ``__post_init__``, from the per-seed values'
@@ -128,30 +128,36 @@ class AuditContext:
         r = self.recomputed
         if r is None:
             return None
-        from .rounding import Rounding
+        from auditor.stats.rounding import Rounding
 
         o = self.options
         return Rounding(
-            self.baseline.per_seed, self.idea.per_seed, r, lower_is_better=self.lower_is_better,
-            alpha=o.alpha, exact_max_n=o.exact_max_n, resamples=o.resamples, seed=o.random_seed,
+            self.baseline.per_seed,
+            self.idea.per_seed,
+            r,
+            lower_is_better=self.lower_is_better,
+            alpha=o.alpha,
+            exact_max_n=o.exact_max_n,
+            resamples=o.resamples,
+            seed=o.random_seed,
             claimed_diffs=self.report.comparison.per_seed_diffs,
         )
 
-    @computed_once
+    @cached_property
     def printed_p_band(self) -> PBand | None:
         """The p range the per-seed values as printed allow (:attr:`Rounding.p_band`), when they are printed
         coarser than computed; None when they are not (the recomputed band then decides the verdict)."""
         rounding = self.rounding
         return rounding.p_band if rounding is not None and rounding.coarse else None  # coarse: the differences
 
-    @computed_once
+    @cached_property
     def p_agreement(self) -> PAgreement | None:
         """Whether the claimed p_value could come from an honest sign-flip test (None: nothing recomputed)."""
         r = self.recomputed
         return None if r is None else self.p_agrees_with(r.p_band, self.rounding)
 
     def p_agrees_with(self, band: PBand, rounding: Rounding | None = None) -> PAgreement:
-        """:func:`~auditor.pvalues.agreement` of the claimed p_value with ``band``, the answer's stated
+        """:func:`~auditor.stats.pvalues.agreement` of the claimed p_value with ``band``, the answer's stated
         resample counts and the configured one; the prose is read for counts only when the claim is not
         the exact p (most claims are).  With ``rounding``, the exact p of any values the printed per-seed
         values stand for (and of their decimals in exact arithmetic) agrees too; it is computed only

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the parent of a batch compacts facts without loading the audit pipeline
-    from .context import AuditContext
+    from auditor.context import AuditContext
 
 # The agent's verdict sentence is quoted, not stored whole (an answer may hold megabytes of prose).
 MAX_SENTENCE_CHARS = 2_000
@@ -69,7 +69,12 @@ class CrossFacts:
         # A worker sends kept facts back pickled: as the constructor's arguments (dataclasses' own
         # pickling of slots reads fields() for every object), and shared again once unpickled.
         return _shared_facts, (
-            self.track, self.model, self.cfg_text, self.per_seed, self.baseline_pointer, self.verdict_pointer
+            self.track,
+            self.model,
+            self.cfg_text,
+            self.per_seed,
+            self.baseline_pointer,
+            self.verdict_pointer,
         )
 
 

@@ -26,7 +26,7 @@ There is one model and two ways a rule runs:
       # auditor/rules/parse.py
       P101 = Rule("P101", "no-json-object", Severity.ERROR, doc=\"\"\"...\"\"\")
 
-      # auditor/transcript.py
+      # auditor/parse/transcript.py
       from .rules.parse import P101
       return P101.finding("no JSON object found in the input")
 
@@ -39,13 +39,19 @@ the rules they define into ``REGISTRY``, the lookup table behind
 from __future__ import annotations
 
 import enum
+import hashlib
 import importlib
 import inspect
+import json
 import math
 import pkgutil
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from auditor.files.paths import STDIN, relative
 
 FAMILIES = {
     "P": "parse",
@@ -69,7 +75,7 @@ class Severity(str, enum.Enum):
     ERROR = "error"
 
     @classmethod
-    def parse(cls, text: str) -> "Severity":
+    def parse(cls, text: str) -> Severity:
         try:
             return cls(text.strip().lower())
         except ValueError:
@@ -122,7 +128,7 @@ class Finding:
     ``claimed`` and ``recomputed`` hold the two values being compared, when the
     finding is a comparison.  ``line`` and ``column`` (1-based, columns in
     characters) place the pointer's value in the transcript's text; they are
-    None until the audit has located them (:mod:`auditor.locate`), and for
+    None until the audit has located them (:mod:`auditor.parse.locate`), and for
     findings no transcript text stands behind.  They are not part of a
     finding's identity: re-indenting an answer moves its findings without
     making them different ones (as the baseline's fingerprint also holds).
@@ -151,11 +157,17 @@ class Finding:
         # Written by hand, not by dataclass: its frozen __init__ sets each field through
         # object.__setattr__, and rules make a finding for every problem of every answer.
         self.__dict__.update(
-            rule=rule, severity=severity, message=message, pointer=pointer, claimed=_jsonable(claimed),
-            recomputed=_jsonable(recomputed), line=line, column=column,
+            rule=rule,
+            severity=severity,
+            message=message,
+            pointer=pointer,
+            claimed=_jsonable(claimed),
+            recomputed=_jsonable(recomputed),
+            line=line,
+            column=column,
         )
 
-    def at(self, line: int | None, column: int | None) -> "Finding":
+    def at(self, line: int | None, column: int | None) -> Finding:
         """This finding placed at ``line``:``column``.
 
         Its values are JSON-safe already, so the copy skips ``__init__``
@@ -179,7 +191,7 @@ class Finding:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Finding":
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
         return cls(
             rule=data["rule"],
             severity=Severity(data["severity"]),
@@ -193,6 +205,33 @@ class Finding:
 
 
 CheckFn = Callable[[Any], Iterable[Finding]]
+
+
+def canonical(value: Any) -> Any:
+    """``value`` in a spelling that survives re-formatting (integral floats as ints, sorted keys)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {str(k): canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    return value
+
+
+def source_key(source: str, root: Path) -> str:
+    """``source`` relative to ``root`` with forward slashes (``-`` for stdin stays ``-``)."""
+    return source if source == STDIN else relative(source, root)
+
+
+def fingerprint(finding: Finding, source: str, root: Path) -> str:
+    """SHA-256 of ``[rule, source relative to root, pointer, canonical claimed value]``.
+
+    What a baseline records and SARIF's ``partialFingerprints`` carry: the message is left out,
+    so rewording between versions does not make an old finding look new (:mod:`auditor.batch.baseline`).
+    """
+    key = [finding.rule, source_key(source, root), finding.pointer, canonical(finding.claimed)]
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ the gate goes through three functions here:
   severity overrides; :func:`is_selected` is its test for one code;
 * :func:`finding_order`: how a result's findings are ordered;
 * :func:`status_of`: pass, fail or error, including ``always_fail`` (a
-  discovered configuration cannot pass R801-R807, :mod:`auditor.config`).
+  discovered configuration cannot pass R801-R807, :mod:`auditor.options.config`).
 
 :func:`settle` orders findings and derives their status in one call: the
 single-answer pipeline (:func:`auditor.audit.finish`), the baseline
-(:meth:`auditor.baseline.Baseline.apply`) and the cross-answer pass
-(:func:`auditor.batch.add_findings`) all use it.
+(:meth:`auditor.batch.baseline.Baseline.apply`) and the cross-answer pass
+(:func:`auditor.batch.run.add_findings`) all use it.
 
 This module imports nothing but the findings and the options, so the output
 formats and the gate can use results without the audit pipeline.
@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
-from .findings import Finding, Severity, matches
-from .options import AuditOptions
+from auditor.findings import Finding, Severity, matches
+from auditor.options.models import AuditOptions
 
 if TYPE_CHECKING:
-    from . import contract
+    from auditor.formats import contract
 
 
 class Status(enum.StrEnum):
@@ -40,7 +41,7 @@ class Status(enum.StrEnum):
     FAIL = "fail"  # a finding at or above --fail-on, or an error the guard always fails
     ERROR = "error"  # the transcript could not be audited (nothing recomputed)
     # An ordinary file (a README, a package.json) with no answer in it: counted, never reported
-    # as a result (auditor.transcript.holds_an_answer).
+    # as a result (auditor.parse.transcript.holds_an_answer).
     SKIPPED = "skipped"
 
 
@@ -69,7 +70,7 @@ class AuditResult:
     # Not in to_dict().
     figures: dict[str, Any] | None = None
     # SHA-256 (hex) of the transcript's bytes as the audit read them (auditor.audit.audit_path): what
-    # a jsonl line's "resume" member binds it to (auditor.resume).  Not in to_dict(), never compared.
+    # a jsonl line's "resume" member binds it to (auditor.batch.resume).  Not in to_dict(), never compared.
     transcript_sha256: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -112,7 +113,7 @@ class AuditResult:
         >>> audit_file("fixtures/answers/000_28acc42565c7de9b.txt").typed().recomputed.p_value
         0.015625
         """
-        from .contract import Result
+        from auditor.formats.contract import Result
 
         return Result.of(self)
 
@@ -188,7 +189,7 @@ def status_of(findings: Iterable[Finding], options: AuditOptions, *, auditable: 
     if options.fail_on is not None and any(f.severity.rank >= options.fail_on.rank for f in findings):
         return Status.FAIL
     if any(f.severity is Severity.ERROR and f.rule in options.always_fail for f in findings):
-        return Status.FAIL  # a discovered config's fail-on cannot pass these (auditor.config)
+        return Status.FAIL  # a discovered config's fail-on cannot pass these (auditor.options.config)
     return Status.PASS
 
 

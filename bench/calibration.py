@@ -90,7 +90,11 @@ CATEGORIES: tuple[tuple[str, float], ...] = (
 # Categories whose per-seed values are printed rounded (as literals: "10.9300"), every statistic computed from
 # the full values: (how, digits): "dec" rounds to that many decimals, "sig" to that many significant digits.
 ROUNDED = {
-    "round4": ("dec", 4), "round3": ("dec", 3), "sig4": ("sig", 4), "sig3": ("sig", 3), "acc_pct2": ("dec", 2),
+    "round4": ("dec", 4),
+    "round3": ("dec", 3),
+    "sig4": ("sig", 4),
+    "sig3": ("sig", 3),
+    "acc_pct2": ("dec", 2),
     "trailing0": ("dec", 4),
 }
 # acc_pct2: accuracy in percent over a test set of this many examples (values 100·k/N, not short decimals).
@@ -102,9 +106,7 @@ MC_RESAMPLES = {"mc1000": 1000, "mc2000": 2000, "mc5000": 5000, "mc20000": 20000
 STATED_BELOW = 9_999
 SMALL_COUNTS = (1000, 2000, 5000)
 P_FACTORS = (1.5, 2.0, 5.0, 10.0)
-P_KINDS = tuple(
-    f"p_{op}{f:g}_{mode}" for op in ("x", "div") for f in P_FACTORS for mode in ("follows", "kept")
-)
+P_KINDS = tuple(f"p_{op}{f:g}_{mode}" for op in ("x", "div") for f in P_FACTORS for mode in ("follows", "kept"))
 # A p off by at least 2x, printed with one significant digit (prose following), at n <= 13.
 SHORT_MAX_N = 13
 SHORT_FACTORS = (2.0, 3.0, 5.0, 10.0, 1 / 2, 1 / 3, 1 / 5, 1 / 10)
@@ -216,7 +218,7 @@ def _sign(x: int | float | Fraction) -> int:
 class Lit(float):
     """A float printed as the literal ``text`` ("10.9300"): :func:`render` writes the text, not the repr."""
 
-    def __new__(cls, text: str) -> "Lit":
+    def __new__(cls, text: str) -> Lit:
         self = super().__new__(cls, text)
         self.text = text
         return self
@@ -331,8 +333,7 @@ def render(r: Report) -> str:
     metrics = {
         "baseline": f"Adam {r.model}, lr={best}, {r.epochs} epochs: {r.metric} mean {bm}, std {_num(r.base_std)}.",
         "idea": (
-            f"{r.idea_name} with identical Adam/{r.model}/lr/epochs: {r.metric} mean {im}, "
-            f"std {_num(r.idea_std)}."
+            f"{r.idea_name} with identical Adam/{r.model}/lr/epochs: {r.metric} mean {im}, std {_num(r.idea_std)}."
         ),
         "paired_comparison": f"delta_mean={_num(r.delta_mean)}, p_value={p}, idea_wins={r.wins}/{n}.",
     }
@@ -348,7 +349,13 @@ def render(r: Report) -> str:
             "sweep": [{"cfg": _cfg(lr, r.epochs), "mean": m} for lr, m in zip(LR_GRID, r.base_sweep)],
             "full": {"mean": r.base_mean, "std": r.base_std, "per_seed": r.base_per_seed, "n": n},
         },
-        "idea": {"cfg": _cfg(best, r.epochs), "mean": r.idea_mean, "std": r.idea_std, "per_seed": r.idea_per_seed, "n": n},
+        "idea": {
+            "cfg": _cfg(best, r.epochs),
+            "mean": r.idea_mean,
+            "std": r.idea_std,
+            "per_seed": r.idea_per_seed,
+            "n": n,
+        },
         "comparison": {
             "delta_mean": r.delta_mean,
             "idea_wins": r.wins,
@@ -436,13 +443,20 @@ def _sweeps(center: float, lower_is_better: bool, rng: np.random.Generator, iden
         idea = [float(np.float32(m * q)) for m, q in zip(base, pert)]
         ok = all(idea[BEST_INDEX] < m for k, m in enumerate(idea) if k != BEST_INDEX)
     else:
-        offsets = [-rng.uniform(0.06, 0.15), -rng.uniform(0.015, 0.04), rng.uniform(-0.002, 0.002), -rng.uniform(0.01, 0.03)]
+        offsets = [
+            -rng.uniform(0.06, 0.15),
+            -rng.uniform(0.015, 0.04),
+            rng.uniform(-0.002, 0.002),
+            -rng.uniform(0.01, 0.03),
+        ]
         base = [float(np.float32(center + o)) for o in offsets]
         pert = [rng.uniform(0.0008, 0.003) * rng.choice((-1.0, 1.0)) for _ in offsets]
         idea = [float(np.float32(m + q)) for m, q in zip(base, pert)]
         ok = all(idea[BEST_INDEX] > m for k, m in enumerate(idea) if k != BEST_INDEX)
     assert ok and all(
-        (base[BEST_INDEX] < m if lower_is_better else base[BEST_INDEX] > m) for k, m in enumerate(base) if k != BEST_INDEX
+        (base[BEST_INDEX] < m if lower_is_better else base[BEST_INDEX] > m)
+        for k, m in enumerate(base)
+        if k != BEST_INDEX
     )
     return base, (list(base) if identical else idea)
 
@@ -625,7 +639,9 @@ def _honest(category: str, rng: np.random.Generator, case_seed: int) -> _Honest:
             return significant(x, k) if how == "sig" else fixed(x, k)
 
         base_printed, idea_printed = [show(x) for x in base], [show(x) for x in idea]
-        diffs = [significant(x, 4) if x else Lit("0.0") for x in diffs] if how == "sig" else [fixed(x, k) for x in diffs]
+        diffs = (
+            [significant(x, 4) if x else Lit("0.0") for x in diffs] if how == "sig" else [fixed(x, k) for x in diffs]
+        )
         if category == "trailing0":  # every statistic printed with 4 decimals too, trailing zeros kept
             base_mean, base_std, idea_mean, idea_std, delta_mean, mde, mde_rel_pct = (
                 fixed(x, 4) for x in (base_mean, base_std, idea_mean, idea_std, delta_mean, mde, mde_rel_pct)
@@ -694,7 +710,7 @@ def _dishonest(kind: str, src: Case, src_h: _Honest) -> Case | None:
     if kind in P_KINDS:
         body, mode = kind[2:].rsplit("_", 1)
         op = "x" if body.startswith("x") else "div"
-        factor = float(body[len(op):])
+        factor = float(body[len(op) :])
         raw = r.p * factor if op == "x" else r.p / factor
         fake_p = _print_p(r.category, min(raw, 1.0))
         if fake_p == r.p:
@@ -880,26 +896,30 @@ def verify_honest(case: Case) -> list[str]:
     if rounded is not None:  # printed rounded: each within its half unit of the full value the agent computed with
         how, k = case.meta["printed_as"]
         for printed_value, full in zip(bs + ids, case.meta["full_base"] + case.meta["full_idea"]):
-            ok = _half_unit_ok(printed_value, full, k) if how == "sig" else abs(printed_value - full) <= 0.5 * 10.0**-k * (1 + 1e-9)
+            ok = (
+                _half_unit_ok(printed_value, full, k)
+                if how == "sig"
+                else abs(printed_value - full) <= 0.5 * 10.0**-k * (1 + 1e-9)
+            )
             need(ok, f"per-seed rounding of {full!r}")
         bs, ids = case.meta["full_base"], case.meta["full_idea"]
     if cat == "acc_pct2":
         B = [Fraction(x) for x in bs]
-        I = [Fraction(x) for x in ids]
+        Idea = [Fraction(x) for x in ids]
     elif cat == "float32_acc":
         kb = [round(x * 10000) for x in bs]
         ki = [round(x * 10000) for x in ids]
         need(all(x == k / 10000 for x, k in zip(bs + ids, kb + ki)), "accuracy values are k/10000")
         B = [Fraction(k, 10000) for k in kb]
-        I = [Fraction(k, 10000) for k in ki]
+        Idea = [Fraction(k, 10000) for k in ki]
     else:
         if cat not in ("int_counts",):
             need(all(float(np.float32(x)) == x for x in bs + ids), "per-seed values are float32 numbers")
         else:
             need(all(isinstance(x, int) and 0 <= x <= 60 for x in bs + ids), "counts are ints 0-60")
         B = [Fraction(x) for x in bs]
-        I = [Fraction(x) for x in ids]
-    D = [i - b for b, i in zip(B, I)]
+        Idea = [Fraction(x) for x in ids]
+    D = [i - b for b, i in zip(B, Idea)]
     den = math.lcm(*(x.denominator for x in D))
     d_int = [int(x * den) for x in D] if cat != "acc_pct2" else case.meta["d_int"]  # the agent's counts
     # A statistic printed with 4 decimals (trailing0) is within half of their unit of its value.
@@ -910,7 +930,7 @@ def verify_honest(case: Case) -> list[str]:
 
     # means and stds
     ddof = 1 if cat == "ddof1" else 0
-    for label, vals, arm in (("baseline", B, br["baseline"]["full"]), ("idea", I, br["idea"])):
+    for label, vals, arm in (("baseline", B, br["baseline"]["full"]), ("idea", Idea, br["idea"])):
         mean = sum(vals, Fraction(0)) / n
         var = sum(((v - mean) ** 2 for v in vals), Fraction(0)) / (n - ddof)
         std = math.sqrt(float(var))
@@ -936,7 +956,11 @@ def verify_honest(case: Case) -> list[str]:
             need(_half_unit_ok(printed, exact, derived_k), f"diff {k_} rounding")
         elif rounded is not None:
             how, k = case.meta["printed_as"]
-            ok = _half_unit_ok(printed, exact, 4) if how == "sig" else abs(printed - exact) <= 0.5 * 10.0**-k * (1 + 1e-9)
+            ok = (
+                _half_unit_ok(printed, exact, 4)
+                if how == "sig"
+                else abs(printed - exact) <= 0.5 * 10.0**-k * (1 + 1e-9)
+            )
             need(ok or printed == exact, f"diff {k_} rounding")
         else:
             need(printed == exact, f"diff {k_}")
@@ -995,7 +1019,9 @@ def verify_honest(case: Case) -> list[str]:
         need(within4(c["mde"], mde) and within4(c["mde_rel_pct"], rel), "mde 4 decimals")
     elif derived_k:
         need(_half_unit_ok(c["mde"], mde, derived_k) or (mde == 0 and c["mde"] == 0), "mde rounding")
-        need(_half_unit_ok(c["mde_rel_pct"], rel, derived_k) or (rel == 0 and c["mde_rel_pct"] == 0), "mde_rel rounding")
+        need(
+            _half_unit_ok(c["mde_rel_pct"], rel, derived_k) or (rel == 0 and c["mde_rel_pct"] == 0), "mde_rel rounding"
+        )
     else:
         need(abs(c["mde"] - mde) <= 1e-9 * max(mde, 1e-300) + 1e-12 * abs(base_mean_exact), "mde")
         need(abs(c["mde_rel_pct"] - rel) <= 1e-6 * max(rel, 1e-300) + 1e-10, "mde_rel_pct")
@@ -1042,14 +1068,30 @@ class Outcome:
 
     def error_keys(self) -> set[tuple[str, str, str]]:
         """(rule, pointer, claimed) of each error finding: what identifies a finding across two answers."""
-        return {(f["rule"], f.get("pointer") or "", json.dumps(f.get("claimed"), sort_keys=True))
-                for f in self.findings if f["severity"] == "error"}
+        return {
+            (f["rule"], f.get("pointer") or "", json.dumps(f.get("claimed"), sort_keys=True))
+            for f in self.findings
+            if f["severity"] == "error"
+        }
 
 
 def run_auditor(folder: str, output: str, jobs: int, auditor_cmd: list[str]) -> dict[str, Outcome]:
     """Audit ``folder`` with the CLI; per-file outcomes by file name."""
-    cmd = [*auditor_cmd, "audit", folder, "--format", "jsonl", "--output", output, "--jobs", str(jobs),
-           "--fail-on", "error", "--quiet", "--isolated"]
+    cmd = [
+        *auditor_cmd,
+        "audit",
+        folder,
+        "--format",
+        "jsonl",
+        "--output",
+        output,
+        "--jobs",
+        str(jobs),
+        "--fail-on",
+        "error",
+        "--quiet",
+        "--isolated",
+    ]
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"auditor exited {proc.returncode}: {' '.join(cmd)}\n{proc.stderr[-4000:]}")
@@ -1097,11 +1139,18 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
             ok = len(fails) <= 0.005 * len(cs)
             honest_ok &= ok
             target = "<= 0.5% fail"
-        honest_rows.append([
-            cat, str(len(cs)), str(len(fails)), _pct(len(fails), len(cs)), target, _pass(ok),
-            ", ".join(f"{r} {k}" for r, k in errs.most_common()) or "-",
-            ", ".join(f"{r} {k}" for r, k in warns.most_common()) or "-",
-        ])
+        honest_rows.append(
+            [
+                cat,
+                str(len(cs)),
+                str(len(fails)),
+                _pct(len(fails), len(cs)),
+                target,
+                _pass(ok),
+                ", ".join(f"{r} {k}" for r, k in errs.most_common()) or "-",
+                ", ".join(f"{r} {k}" for r, k in warns.most_common()) or "-",
+            ]
+        )
 
     def caught(c: Case) -> bool:
         return outcomes[c.name].status != "pass"
@@ -1122,8 +1171,16 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
         hit = [c for c in cs if caught(c)]
         new_hit = sum(map(caught_new, cs))
         rules = Counter(r for c in hit for r in outcomes[c.name].rules("error"))
-        kind_rows.append([kind, str(len(cs)), str(len(hit)), _pct(len(hit), len(cs)), _pct(new_hit, len(cs)),
-                          ", ".join(f"{r} {k}" for r, k in rules.most_common(5)) or "-"])
+        kind_rows.append(
+            [
+                kind,
+                str(len(cs)),
+                str(len(hit)),
+                _pct(len(hit), len(cs)),
+                _pct(new_hit, len(cs)),
+                ", ".join(f"{r} {k}" for r, k in rules.most_common(5)) or "-",
+            ]
+        )
 
     p_cases = [c for c in cases if c.variant in P_KINDS]
     crossing = [c for c in p_cases if c.crosses_alpha]
@@ -1151,22 +1208,55 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
     n_honest_ok = sum(1 for row in honest_rows if row[0] != "identical" and row[5] == "PASS")
     targets = [
         ["honest categories at <= 0.5% fail", f"{n_honest_ok}/{n_honest_cats}", "all", _pass(honest_ok), "-"],
-        ["identical (no-op) fails with D501", f"{n_ident}/{len(identical)}", "all", _pass(n_ident == len(identical)),
-         "-"],
-        ["fake p crossing alpha caught", f"{n_cross}/{len(crossing)} ({_pct(n_cross, len(crossing))})", "all",
-         _pass(n_cross == len(crossing)), strict(crossing)],
-        ["fake p crossing alpha flagged (error, or V401 borderline warning)",
-         f"{n_cross_flagged}/{len(crossing)} ({_pct(n_cross_flagged, len(crossing))})", "all",
-         _pass(n_cross_flagged == len(crossing)), "-"],
-        ["flipped verdict caught", f"{n_flip}/{len(flipped)} ({_pct(n_flip, len(flipped))})", ">= 99%",
-         _pass(n_flip >= 0.99 * len(flipped)), strict(flipped)],
-        ["wrong win count caught", f"{n_wins}/{len(wins_cases)} ({_pct(n_wins, len(wins_cases))})", "all",
-         _pass(n_wins == len(wins_cases)), strict(wins_cases)],
-        ["p off by >= 2x, exact p in [1e-3, 0.5), caught", f"{n_off2}/{len(off2)} ({_pct(n_off2, len(off2))})",
-         ">= 95%", _pass(n_off2 >= 0.95 * len(off2)), strict(off2)],
-        [f"p off by >= 2x printed with one significant digit, n <= {SHORT_MAX_N}, caught",
-         f"{n_short}/{len(short)} ({_pct(n_short, len(short))})", ">= 95%", _pass(n_short >= 0.95 * len(short)),
-         strict(short)],
+        [
+            "identical (no-op) fails with D501",
+            f"{n_ident}/{len(identical)}",
+            "all",
+            _pass(n_ident == len(identical)),
+            "-",
+        ],
+        [
+            "fake p crossing alpha caught",
+            f"{n_cross}/{len(crossing)} ({_pct(n_cross, len(crossing))})",
+            "all",
+            _pass(n_cross == len(crossing)),
+            strict(crossing),
+        ],
+        [
+            "fake p crossing alpha flagged (error, or V401 borderline warning)",
+            f"{n_cross_flagged}/{len(crossing)} ({_pct(n_cross_flagged, len(crossing))})",
+            "all",
+            _pass(n_cross_flagged == len(crossing)),
+            "-",
+        ],
+        [
+            "flipped verdict caught",
+            f"{n_flip}/{len(flipped)} ({_pct(n_flip, len(flipped))})",
+            ">= 99%",
+            _pass(n_flip >= 0.99 * len(flipped)),
+            strict(flipped),
+        ],
+        [
+            "wrong win count caught",
+            f"{n_wins}/{len(wins_cases)} ({_pct(n_wins, len(wins_cases))})",
+            "all",
+            _pass(n_wins == len(wins_cases)),
+            strict(wins_cases),
+        ],
+        [
+            "p off by >= 2x, exact p in [1e-3, 0.5), caught",
+            f"{n_off2}/{len(off2)} ({_pct(n_off2, len(off2))})",
+            ">= 95%",
+            _pass(n_off2 >= 0.95 * len(off2)),
+            strict(off2),
+        ],
+        [
+            f"p off by >= 2x printed with one significant digit, n <= {SHORT_MAX_N}, caught",
+            f"{n_short}/{len(short)} ({_pct(n_short, len(short))})",
+            ">= 95%",
+            _pass(n_short >= 0.95 * len(short)),
+            strict(short),
+        ],
     ]
     misses = {
         "crossing": [c for c in crossing if not caught(c)],
@@ -1178,8 +1268,16 @@ def score(cases: list[Case], outcomes: dict[str, Outcome]) -> dict:
     return {"honest": honest_rows, "kinds": kind_rows, "targets": targets, "misses": misses, "missing": missing}
 
 
-HONEST_HEAD = ["category", "answers", "fail", "fail %", "target", "result", "error rules (answers)",
-               "warning rules (answers)"]
+HONEST_HEAD = [
+    "category",
+    "answers",
+    "fail",
+    "fail %",
+    "target",
+    "result",
+    "error rules (answers)",
+    "warning rules (answers)",
+]
 KIND_HEAD = ["dishonest kind", "answers", "caught", "detection %", "new-error %", "error rules (answers)"]
 TARGET_HEAD = ["target", "value", "threshold", "result", "new-error only"]
 
@@ -1199,19 +1297,28 @@ def md_table(head: list[str], rows: list[list[str]]) -> str:
 
 def _miss_lines(scored: dict, outcomes: dict[str, Outcome], limit: int) -> list[str]:
     lines = []
-    labels = {"crossing": "fake p crossing alpha not caught", "flipped": "flipped verdicts not caught",
-              "wins": "wrong win counts not caught", "off2": "p off by >= 2x not caught",
-              "short": "p off by >= 2x printed with one significant digit not caught"}
+    labels = {
+        "crossing": "fake p crossing alpha not caught",
+        "flipped": "flipped verdicts not caught",
+        "wins": "wrong win counts not caught",
+        "off2": "p off by >= 2x not caught",
+        "short": "p off by >= 2x printed with one significant digit not caught",
+    }
     for key, cs in scored["misses"].items():
         if not cs:
             continue
         by_src = Counter(c.category for c in cs)
-        lines.append(f"{labels[key]}: {len(cs)} (by source category: "
-                     + ", ".join(f"{k} {v}" for k, v in by_src.most_common()) + ")")
+        lines.append(
+            f"{labels[key]}: {len(cs)} (by source category: "
+            + ", ".join(f"{k} {v}" for k, v in by_src.most_common())
+            + ")"
+        )
         for c in cs[:limit]:
-            lines.append(f"  {c.name}: n={c.n} exact p={c.exact_p:.6g} printed p={c.claimed_p:.6g}"
-                         + (f" fake p={c.fake_p:.6g}" if c.fake_p is not None else "")
-                         + f" verdict {c.honest_verdict!r} -> {c.verdict!r}")
+            lines.append(
+                f"  {c.name}: n={c.n} exact p={c.exact_p:.6g} printed p={c.claimed_p:.6g}"
+                + (f" fake p={c.fake_p:.6g}" if c.fake_p is not None else "")
+                + f" verdict {c.honest_verdict!r} -> {c.verdict!r}"
+            )
     return lines
 
 
@@ -1238,10 +1345,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--markdown", metavar="FILE", help="also write the tables as markdown")
     ap.add_argument("--keep", metavar="DIR", help="keep the answers (DIR/answers), cases and audit jsonl in DIR")
-    ap.add_argument("--auditor", default=None,
-                    help="command that runs the CLI (default: this interpreter with -m auditor)")
-    ap.add_argument("--self-check", action="store_true",
-                    help="recompute every honest answer independently before auditing (slower)")
+    ap.add_argument(
+        "--auditor", default=None, help="command that runs the CLI (default: this interpreter with -m auditor)"
+    )
+    ap.add_argument(
+        "--self-check", action="store_true", help="recompute every honest answer independently before auditing (slower)"
+    )
     ap.add_argument("--examples", type=int, default=3, help="missed cases listed per target")
     args = ap.parse_args(argv)
 
@@ -1254,8 +1363,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.self_check:
         t1 = time.perf_counter()
         bad = [(c.name, p) for c in cases if c.variant == "honest" for p in [verify_honest(c)] if p]
-        print(f"self-check of {n_honest} honest answers: {len(bad)} with problems "
-              f"({time.perf_counter() - t1:.1f} s)", flush=True)
+        print(
+            f"self-check of {n_honest} honest answers: {len(bad)} with problems ({time.perf_counter() - t1:.1f} s)",
+            flush=True,
+        )
         for name, problems in bad[:20]:
             print(f"  {name}: {problems}")
         if bad:
@@ -1279,9 +1390,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep:
         with open(os.path.join(root, "cases.jsonl"), "w", encoding="utf-8") as fh:
             for c in cases:
-                rec = {k: getattr(c, k) for k in ("name", "category", "variant", "expect", "n", "exact_p", "claimed_p",
-                                                  "honest_verdict", "verdict", "fake_p", "factor", "crosses_alpha",
-                                                  "source", "meta")}
+                rec = {
+                    k: getattr(c, k)
+                    for k in (
+                        "name",
+                        "category",
+                        "variant",
+                        "expect",
+                        "n",
+                        "exact_p",
+                        "claimed_p",
+                        "honest_verdict",
+                        "verdict",
+                        "fake_p",
+                        "factor",
+                        "crosses_alpha",
+                        "source",
+                        "meta",
+                    )
+                }
                 rec["status"] = outcomes.get(c.name, Outcome("missing", [])).status
                 fh.write(json.dumps(rec) + "\n")
     else:
@@ -1294,8 +1421,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"audited {len(cases)} answers in {t_audit:.1f} s with --jobs {args.jobs}\n")
     print("Honest answers (status fail = at least one error finding)")
     print(text_table(HONEST_HEAD, scored["honest"]))
-    print("\nDishonest answers (caught = status fail; new-error = caught by an error finding, rule + pointer + "
-          "claimed value, that its honest source does not have)")
+    print(
+        "\nDishonest answers (caught = status fail; new-error = caught by an error finding, rule + pointer + "
+        "claimed value, that its honest source does not have)"
+    )
     print(text_table(KIND_HEAD, scored["kinds"]))
     print("\nTargets")
     print(text_table(TARGET_HEAD, scored["targets"]))
@@ -1310,8 +1439,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:
-            fh.write(f"Calibration benchmark: `python bench/calibration.py --n-answers {args.n_answers} "
-                     f"--seed {args.seed}` ({n_honest} honest, {len(cases) - n_honest} dishonest answers).\n\n")
+            fh.write(
+                f"Calibration benchmark: `python bench/calibration.py --n-answers {args.n_answers} "
+                f"--seed {args.seed}` ({n_honest} honest, {len(cases) - n_honest} dishonest answers).\n\n"
+            )
             fh.write(md_table(HONEST_HEAD, scored["honest"]) + "\n\n")
             fh.write(md_table(KIND_HEAD, scored["kinds"]) + "\n\n")
             fh.write(md_table(TARGET_HEAD, scored["targets"]) + "\n")

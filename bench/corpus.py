@@ -24,7 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
-from consistent import HEADER, load_seed, rewrite_statistics, stats_block
+from consistent import HEADER, load_seed, rewrite_statistics, stats_block  # noqa: E402 (after the path)
 
 # Recomputed answers a corpus draws on.
 VARIANTS = 500

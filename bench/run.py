@@ -12,7 +12,7 @@ Machines differ, so each target is read as a ratio to something measured here, n
   both with their bytecode compiled, as ``pip install`` leaves a package;
 * batch: N distinct transcripts with ``--jobs 2`` to jsonl, start-up included (target: at least
   2,500 a second), beside reading and decoding the same files in one process (the best of three runs each);
-* exact test: ``auditor.stats.sign_flip_test`` against ``scipy.stats.permutation_test`` (exact,
+* exact test: ``auditor.stats.summary.sign_flip_test`` against ``scipy.stats.permutation_test`` (exact,
   paired) at n = 8 (target >= 20x), and alone at n = 40 (target < 0.5 s);
 * many seeds: warm in-process audits of answers of 41 to 1,000 seeds (the randomized test), the
   slowest against an 8-seed answer's audit, both from the same generator (target < 20x);
@@ -45,7 +45,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
-from corpus import write_corpus
+from corpus import write_corpus  # noqa: E402 (after the path)
 
 ANSWERS = sorted((ROOT / "fixtures" / "answers").glob("*.txt"))
 MiB = 1024 * 1024
@@ -101,7 +101,7 @@ def audit_command(*args: str) -> list[str]:
 
 def warm_audit() -> Row:
     from auditor.audit import audit_bytes
-    from auditor.options import AuditOptions
+    from auditor.options.models import AuditOptions
 
     options = AuditOptions()
     texts = [path.read_bytes() for path in ANSWERS]
@@ -133,8 +133,9 @@ def compile_bytecode() -> None:
     """Compile the package as ``pip install .`` does: scipy's bytecode was compiled when it was
     installed, and a checkout run with ``PYTHONDONTWRITEBYTECODE`` set would otherwise compile
     every module of the auditor again in each cold start."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "auditor")], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(ROOT / "auditor")], check=True, stdout=subprocess.DEVNULL
+    )
 
 
 def cold_start(rounds: int = 5) -> Row:
@@ -183,7 +184,7 @@ def batch(folder: Path, paths: list[Path], jobs: int, rounds: int = 3) -> Row:
 def exact_test() -> list[Row]:
     from scipy.stats import permutation_test
 
-    from auditor.stats import sign_flip_test
+    from auditor.stats.summary import sign_flip_test
 
     rng = np.random.default_rng(8)
     baseline = np.round(rng.normal(10.0, 1.0, 8), 4)
@@ -206,7 +207,14 @@ def exact_test() -> list[Row]:
     n40 = best_per_call(lambda: sign_flip_test(d40), 1, rounds=3)
     scipy_text = f"scipy permutation_test: {reference * 1e6:,.0f} us"
     return [
-        Row("exact test, n = 8, p", f"{p_only * 1e6:.0f} us", scipy_text, reference / p_only, ">= 20x faster", reference / p_only >= 20),
+        Row(
+            "exact test, n = 8, p",
+            f"{p_only * 1e6:.0f} us",
+            scipy_text,
+            reference / p_only,
+            ">= 20x faster",
+            reference / p_only >= 20,
+        ),
         Row(
             "exact test, n = 8, p and honest bands (as audited)",
             f"{with_bands * 1e6:.0f} us",
@@ -248,7 +256,7 @@ def many_seeds(sizes: tuple[int, ...] = (16, 24, 30, 31, 200, 1_000)) -> Row:
     up to 24, the randomized test above 30; each with p just below alpha, E702's worst case), against an
     8-seed answer's; audits alternate in rounds (as for the warm row) and each size's best round counts."""
     from auditor.audit import audit_bytes
-    from auditor.options import AuditOptions
+    from auditor.options.models import AuditOptions
 
     options = AuditOptions()
     texts = {8: seeded_answer(8, seed=8), **{n: _significant_near_alpha(n) for n in sizes}}
@@ -313,7 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transcripts", type=int, default=10_000)
     parser.add_argument("--memory-transcripts", type=int, default=100_000)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--markdown", type=Path, help="write the table here (bench/results.md, quoted in docs/performance.md)")
+    parser.add_argument(
+        "--markdown", type=Path, help="write the table here (bench/results.md, quoted in docs/performance.md)"
+    )
     parser.add_argument("--skip-memory", action="store_true", help="leave out the 100,000-transcript batch")
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     args = parser.parse_args(argv)
@@ -324,8 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     def report(new: Row | list[Row]) -> None:
         for row in new if isinstance(new, list) else [new]:
             rows.append(row)
-            print(f"{'PASS' if row.met else 'FAIL'}  {row.target}: {row.measured} vs {row.reference} "
-                  f"= {row.ratio:.2f}x (goal {row.goal})", flush=True)
+            print(
+                f"{'PASS' if row.met else 'FAIL'}  {row.target}: {row.measured} vs {row.reference} "
+                f"= {row.ratio:.2f}x (goal {row.goal})",
+                flush=True,
+            )
 
     report(warm_audit())
     report(exact_test())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from auditor.audit import AuditResult, audit_bytes, audit_path
-from auditor.options import AuditOptions
+from auditor.options.models import AuditOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -25,6 +25,7 @@ EXPERIMENTS = FIXTURES / "experiments"
 BENCH_SCRIPT = EXPERIMENTS / "clip_honest" / "bench.py"
 MiB = 1024 * 1024
 
+
 @pytest.fixture(autouse=True)
 def _private_rerun_cache(tmp_path_factory, monkeypatch) -> None:
     """Each test reruns against an empty cache of its own: never the user's ~/.cache/auditor,
@@ -36,8 +37,11 @@ def _private_rerun_cache(tmp_path_factory, monkeypatch) -> None:
 needs_bubblewrap = pytest.mark.skipif(
     shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap (never skipped in CI)"
 )
-_SANDBOX_MISSING = [name for name, found in {"bwrap": shutil.which("bwrap"),
-                                            "torch": importlib.util.find_spec("torch")}.items() if not found]
+_SANDBOX_MISSING = [
+    name
+    for name, found in {"bwrap": shutil.which("bwrap"), "torch": importlib.util.find_spec("torch")}.items()
+    if not found
+]
 needs_sandbox_and_torch = pytest.mark.skipif(
     bool(_SANDBOX_MISSING) and not os.environ.get("CI"),
     reason=f"needs {' and '.join(_SANDBOX_MISSING)} (never skipped in CI)",
@@ -144,7 +148,7 @@ def processes_with(marker: str) -> list[int]:
 
 def audit_tasks(tasks: list, *, jobs: int = 1) -> list[AuditResult]:
     """Results of a pool over ``tasks``, in the order of ``tasks`` whatever ``jobs`` is."""
-    from auditor.executors import AuditPool
+    from auditor.batch.executors import AuditPool
 
     results: list = [None] * len(tasks)
     with AuditPool(tasks, jobs=jobs) as pool:

@@ -12,7 +12,7 @@ from typing import Any
 from auditor.audit import build_context
 from auditor.context import AuditContext
 from auditor.findings import Finding, get_rule
-from auditor.options import AuditOptions
+from auditor.options.models import AuditOptions
 
 
 def context_for(document: dict[str, Any], **overrides: Any) -> AuditContext:

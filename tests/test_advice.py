@@ -16,13 +16,12 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 
 from auditor.audit import audit_path
 from auditor.findings import Finding
-from auditor.options import AuditOptions
-from auditor.verdicts import Verdict, classify_practical
-
-from conftest import FIXTURES
+from auditor.options.models import AuditOptions
+from auditor.stats.verdicts import Verdict, classify_practical
 
 ANSWERS = sorted(p for folder in ("answers", "defects", "silent") for p in (FIXTURES / folder).iterdir() if p.is_file())
 
@@ -92,7 +91,9 @@ def test_the_parser_reads_every_advising_phrase() -> None:
     assert advice("mechanism_ok is 0 but ...; set mechanism_ok to 1") == "1"
     assert advice("p_value is claimed as 0.001 but ... is 0.015625; report 0.015625") == "0.015625"
     assert advice("p_value 0.001 is impossible ...; report the p of the sign-flip test (0.015625)") == "0.015625"
-    assert advice('the verdict says "x" but ...; the verdict should be "no measurable effect"') == "no measurable effect"
+    assert (
+        advice('the verdict says "x" but ...; the verdict should be "no measurable effect"') == "no measurable effect"
+    )
     assert advice("report one of them and say which") is None
     assert advice("the effect is significant (p=0.0156) but negligible") is None
 

@@ -8,11 +8,10 @@ import sys
 
 import pydantic
 import pytest
+from conftest import FIXTURES
 
 import auditor
 from auditor import AuditOptions, AuditResult, Finding, Severity, Status, audit_file, audit_paths, audit_text
-
-from conftest import FIXTURES
 
 SEED_000 = FIXTURES / "answers" / "000_28acc42565c7de9b.txt"
 SEED_001 = FIXTURES / "answers" / "001_0adda411732ac938.txt"

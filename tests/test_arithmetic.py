@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from auditor.findings import Severity
-
 from conftest import seed_answer
 from rule_context import run_rule
+
+from auditor.findings import Severity
 
 A_CODES = [f"A3{k:02d}" for k in range(1, 12)]
 

@@ -7,14 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, SEED_000
 
-from auditor import baseline
 from auditor.audit import audit_path
+from auditor.batch import baseline
 from auditor.cli import main
 from auditor.errors import UsageError
-from auditor.findings import Finding, Severity
-
-from conftest import FIXTURES, SEED_000
+from auditor.findings import Finding, Severity, canonical
 
 P = Finding("A307", Severity.ERROR, "m", "/bench_report/comparison/p_value", claimed=0.04, recomputed=0.015625)
 
@@ -23,7 +22,9 @@ def test_fingerprint_ignores_path_spelling_and_message(tmp_path, monkeypatch) ->
     monkeypatch.chdir(tmp_path)
     same = Finding("A307", Severity.ERROR, "other words", P.pointer, claimed=0.04, recomputed=0.5)
     assert baseline.fingerprint(P, "answers/a.txt", tmp_path) == baseline.fingerprint(same, "./answers/a.txt", tmp_path)
-    assert baseline.fingerprint(P, "answers/a.txt", tmp_path) == baseline.fingerprint(P, str(tmp_path / "answers/a.txt"), tmp_path)
+    assert baseline.fingerprint(P, "answers/a.txt", tmp_path) == baseline.fingerprint(
+        P, str(tmp_path / "answers/a.txt"), tmp_path
+    )
 
 
 def test_fingerprint_changes_with_rule_source_pointer_or_claim(tmp_path) -> None:
@@ -38,7 +39,7 @@ def test_fingerprint_changes_with_rule_source_pointer_or_claim(tmp_path) -> None
 
 
 def test_canonical_claims() -> None:
-    assert baseline.canonical({"b": 1.0, "a": [2.0, 0.5]}) == {"a": [2, 0.5], "b": 1}
+    assert canonical({"b": 1.0, "a": [2.0, 0.5]}) == {"a": [2, 0.5], "b": 1}
 
 
 def test_fingerprints_survive_reformatting_the_answer(tmp_path) -> None:
@@ -68,7 +69,9 @@ def test_baseline_on_a_folder_blocks_only_new_problems(tmp_path, monkeypatch, ca
     shutil.copy(FIXTURES / "defects" / "V401_significance_not_supported.txt", "answers/new.txt")
     assert main(["audit", "-q", "answers", "--baseline", "baseline.json", "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)
-    failing = {Path(r["source"]).name: {f["rule"] for f in r["findings"]} for r in data["results"] if r["status"] != "pass"}
+    failing = {
+        Path(r["source"]).name: {f["rule"] for f in r["findings"]} for r in data["results"] if r["status"] != "pass"
+    }
     assert list(failing) == ["new.txt"] and "V401" in failing["new.txt"]
 
 
@@ -80,7 +83,9 @@ def test_baseline_from_another_working_directory(tmp_path, monkeypatch, capsys) 
     assert main(["audit", "-q", ".", "--baseline", "../baseline.json"]) == 0
 
 
-@pytest.mark.parametrize("content", [None, "not json", "[]", '{"findings": []}', '{"auditor_baseline": 1, "findings": [1]}'])
+@pytest.mark.parametrize(
+    "content", [None, "not json", "[]", '{"findings": []}', '{"auditor_baseline": 1, "findings": [1]}']
+)
 def test_unreadable_baseline_exits_2(tmp_path, content, capsys) -> None:
     path = tmp_path / "b.json"
     if content is not None:

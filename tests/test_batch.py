@@ -10,22 +10,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, SEED_000, SEED_001, audit_tasks, codes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.batch import cross_check
+from auditor.batch.executors import AuditPool, Task
+from auditor.batch.run import cross_check
 from auditor.cli import main
-from auditor.discovery import discover, options_for, survey
 from auditor.errors import UsageError
-from auditor.executors import AuditPool, Task
 from auditor.extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
+from auditor.files.discovery import discover, survey
+from auditor.files.paths import key
 from auditor.formats.jsonl import resume_from
-from auditor.options import AuditOptions
-from auditor.paths import key
+from auditor.options.config import options_for
+from auditor.options.models import AuditOptions
 from auditor.rules.cross import cross_findings
-from auditor.stats import benjamini_hochberg
-
-from conftest import FIXTURES, SEED_000, SEED_001, codes, audit_tasks
+from auditor.stats.summary import benjamini_hochberg
 
 BATCHES = FIXTURES / "batches"
 
@@ -49,8 +49,17 @@ def _touch(path: Path, text: str = "x") -> Path:
 
 
 def test_walk_is_recursive_sorted_and_filtered(tmp_path) -> None:
-    for name in ("b/2.txt", "b/1.md", "a.json", "c/d/e.txt", "notes.csv", ".git/x.txt", "ws/answer.txt",
-                 "ws/bench_report.json", "ws/config.json"):
+    for name in (
+        "b/2.txt",
+        "b/1.md",
+        "a.json",
+        "c/d/e.txt",
+        "notes.csv",
+        ".git/x.txt",
+        "ws/answer.txt",
+        "ws/bench_report.json",
+        "ws/config.json",
+    ):
         _touch(tmp_path / name)
     found = [Path(p).relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)])]
     assert found == ["a.json", "b/1.md", "b/2.txt", "c/d/e.txt", "ws/answer.txt"]
@@ -64,14 +73,27 @@ def test_include_and_exclude_globs(tmp_path) -> None:
 
 
 def test_default_excludes_name_a_repositorys_ordinary_files_whatever_their_case(tmp_path) -> None:
-    ordinary = ("README.md", "readme.txt", "CHANGELOG.md", "LICENSE.txt", "NOTES.md", "Contributing.md",
-                "requirements-dev.txt", "package.json", "package-lock.json", ".pre-commit-config.yaml")
+    ordinary = (
+        "README.md",
+        "readme.txt",
+        "CHANGELOG.md",
+        "LICENSE.txt",
+        "NOTES.md",
+        "Contributing.md",
+        "requirements-dev.txt",
+        "package.json",
+        "package-lock.json",
+        ".pre-commit-config.yaml",
+    )
     for name in (*ordinary, "answer.txt", "notes/a.txt", "readme_answer_copy/b.md", "pyproject.toml", "x.py"):
         _touch(tmp_path / name)
     walk = survey([str(tmp_path)])
     # A folder named like an ordinary file (notes/) is still walked; only files are matched by those names.
     assert [Path(p).relative_to(tmp_path).as_posix() for p in walk.paths] == [
-        "answer.txt", "notes/a.txt", "readme_answer_copy/b.md"]
+        "answer.txt",
+        "notes/a.txt",
+        "readme_answer_copy/b.md",
+    ]
     # Left out and named: what a run would otherwise audit (.txt/.md/.json), not .py, .yaml or .toml files.
     left_out = {Path(p).relative_to(tmp_path).as_posix() for p in walk.excluded}
     assert left_out == set(ordinary) - {".pre-commit-config.yaml"}
@@ -86,8 +108,11 @@ def test_include_and_exclude_report_what_they_leave_out(tmp_path) -> None:
     walk = survey([str(tmp_path)], include=["*.txt", "*.log"], exclude=["drafts", "fabricated"])
     assert [Path(p).relative_to(tmp_path).as_posix() for p in walk.paths] == ["d.log", "keep/a.txt"]
     # An excluded folder is one entry; c.md is left out by the include (a run would audit it by default).
-    assert [Path(p).relative_to(tmp_path).as_posix() + ("/" if p.endswith(os.sep) else "") for p in walk.excluded] \
-        == ["c.md", "drafts/", "fabricated/"]
+    assert [Path(p).relative_to(tmp_path).as_posix() + ("/" if p.endswith(os.sep) else "") for p in walk.excluded] == [
+        "c.md",
+        "drafts/",
+        "fabricated/",
+    ]
     assert survey([str(tmp_path)]).excluded == []  # the defaults leave nothing of these out
 
 
@@ -145,13 +170,17 @@ def test_fixture_walk_skips_workspace_files_and_audits_every_answer() -> None:
     # without one is not known as a workspace, so its data files are walked like transcripts.
     data = ["hostile_read/targets.json", "hostile_sockets/targets.json", "hostile_write/targets.json"]
     assert [Path(p).relative_to(root).as_posix() for p in paths] == sorted(answers + data)
-    found = {Path(r.source).relative_to(root).as_posix(): (r.status, sorted(codes(r)))
-             for r in audit_tasks([Task(p, AuditOptions(), key(p) in walk.walked) for p in paths])}
+    found = {
+        Path(r.source).relative_to(root).as_posix(): (r.status, sorted(codes(r)))
+        for r in audit_tasks([Task(p, AuditOptions(), key(p) in walk.walked) for p in paths])
+    }
     # JSON arrays of paths hold no sign of an answer: skipped and counted.  A JSON object is one (an answer
     # broken beyond decoding shows no more), so the object of hostile_sockets fails P101 rather than pass unread.
     expected = {name: ("pass", ["T601"]) for name in answers} | {name: ("skipped", []) for name in data}
-    assert found == expected | {"clip_noop/answer.txt": ("fail", ["D501", "T601"]),  # the static audit's only failure
-                                "hostile_sockets/targets.json": ("error", ["P101"])}
+    assert found == expected | {
+        "clip_noop/answer.txt": ("fail", ["D501", "T601"]),  # the static audit's only failure
+        "hostile_sockets/targets.json": ("error", ["P101"]),
+    }
     # Each workspace's own report is left out by the default excludes, and named as such.
     reports = sorted(f"{p.parent.name}/bench_report.json" for p in root.glob("*/bench_report.json"))
     assert reports and [Path(p).relative_to(root).as_posix() for p in walk.excluded] == reports
@@ -203,7 +232,9 @@ def test_jsonl_has_one_line_per_transcript_then_a_summary(tmp_path, capsys) -> N
 def test_jsonl_streams_to_stdout(capsys) -> None:
     assert main(["audit", "-q", str(FIXTURES / "answers"), "--format", "jsonl"]) == 1
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert sorted(Path(r["source"]).name for r in lines[:-1]) == sorted(p.name for p in (FIXTURES / "answers").iterdir())
+    assert sorted(Path(r["source"]).name for r in lines[:-1]) == sorted(
+        p.name for p in (FIXTURES / "answers").iterdir()
+    )
 
 
 def test_interrupted_jsonl_run_resumes_without_duplicates(tmp_path, capsys) -> None:
@@ -263,13 +294,22 @@ def test_compact_cross_reads_missing_facts_as_the_dict_does() -> None:
     assert facts.model is None and facts.cfg_text is None and facts.baseline_pointer is None
     assert facts.verdict_pointer == DEFAULT_VERDICT_POINTER
     assert facts.per_seed == [1.0, 2]  # not all floats: kept as written, so 2 stays an int in a finding
-    full = compact_cross({"track": "t", "model": "m", "baseline_cfg": {"wd": 0.0, "lr": 0.1},
-                          "baseline_per_seed": [1.0, 2.5], "verdict_pointer": None})
+    full = compact_cross(
+        {
+            "track": "t",
+            "model": "m",
+            "baseline_cfg": {"wd": 0.0, "lr": 0.1},
+            "baseline_per_seed": [1.0, 2.5],
+            "verdict_pointer": None,
+        }
+    )
     assert full.cfg_text == '{"lr": 0.1, "wd": 0.0}' and list(full.per_seed) == [1.0, 2.5]
     assert full.verdict_pointer is None and compact_cross(full) is full
 
 
-@pytest.mark.parametrize("batch", [[str(BATCHES / "x901_silent")], [str(SEED_000), str(SEED_001)]], ids=["shared-baseline", "seeds"])
+@pytest.mark.parametrize(
+    "batch", [[str(BATCHES / "x901_silent")], [str(SEED_000), str(SEED_001)]], ids=["shared-baseline", "seeds"]
+)
 def test_x901_and_x902_stay_silent(batch) -> None:
     results, summary = _audit(discover(batch))
     assert not any(code.startswith("X") for r in results for code in codes(r))
@@ -327,7 +367,7 @@ def test_a_path_audit_records_its_time_and_nothing_else_changes() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 5_000), st.integers(1, 8))
 def test_chunks_cover_the_batch_in_order_and_end_small(count, workers) -> None:
-    from auditor.executors import MAX_CHUNK, chunks
+    from auditor.batch.executors import MAX_CHUNK, chunks
 
     indices = list(range(100, 100 + count))
     cut = chunks(indices, workers)
@@ -359,7 +399,8 @@ def test_cross_answer_findings_are_placed_at_their_lines(tmp_path, capsys, fmt: 
     for source, f in x901:
         assert f["pointer"].endswith("/per_seed/3") and f["line"] is not None
         assert _value_at(Path(source).read_text(encoding="utf-8"), f["line"], f["column"]).startswith(
-            repr(f["claimed"])[:6])
+            repr(f["claimed"])[:6]
+        )
 
 
 def test_a_transcript_changed_after_its_audit_keeps_its_cross_finding_unplaced(tmp_path) -> None:
@@ -372,7 +413,9 @@ def test_a_transcript_changed_after_its_audit_keeps_its_cross_finding_unplaced(t
     late = Finding("X901", Severity.WARNING, "differs", "/bench_report/baseline/full/per_seed/3")
     result = result.with_findings((*result.findings, late))
     assert place_findings(str(path), result, AuditOptions()).findings[-1].line is not None
-    path.write_text("\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8")  # two lines moved: not the bytes audited
+    path.write_text(
+        "\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8"
+    )  # two lines moved: not the bytes audited
     assert place_findings(str(path), result, AuditOptions()).findings[-1].line is None
 
 
@@ -384,8 +427,20 @@ def test_resumed_transcripts_get_their_cross_answer_findings_placed(tmp_path, ca
     main(["audit", str(tmp_path), "--format", "jsonl", "-o", str(out), "--isolated", "--include", "run_*.txt"])
     lines = out.read_text(encoding="utf-8").split("\n")[:-2]  # the summary line cut, as by an interrupt
     out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    main(["audit", str(tmp_path), "--format", "jsonl", "-o", str(out), "--isolated", "--include", "run_*.txt",
-          "--resume"])
+    main(
+        [
+            "audit",
+            str(tmp_path),
+            "--format",
+            "jsonl",
+            "-o",
+            str(out),
+            "--isolated",
+            "--include",
+            "run_*.txt",
+            "--resume",
+        ]
+    )
     capsys.readouterr()
     late = json.loads(out.read_text(encoding="utf-8").splitlines()[-1])["late_findings"]
     assert [f["rule"] for f in late] == ["X901", "X901"] and all(f["line"] is not None for f in late)

@@ -17,7 +17,7 @@ import pytest
 
 from auditor.audit import audit_bytes
 from auditor.findings import Severity
-from auditor.options import AuditOptions
+from auditor.options.models import AuditOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench" / "calibration.py"
@@ -95,7 +95,9 @@ def test_every_category_and_kind_is_generated(bench, cases):
 
 def test_generator_is_honest(bench, cases):
     """Each honest answer's numbers, recomputed from its text independently of the generator, agree."""
-    bad = [(c.name, problems) for c in cases if c.variant == "honest" for problems in [bench.verify_honest(c)] if problems]
+    bad = [
+        (c.name, problems) for c in cases if c.variant == "honest" for problems in [bench.verify_honest(c)] if problems
+    ]
     assert not bad, f"generator bug, honest answers with inconsistent numbers: {bad[:SHOWN]}"
 
 
@@ -107,7 +109,11 @@ def test_honest_answers_pass(cases, results):
 def test_identical_answers_fail_with_d501(cases, results):
     identical = [c for c in cases if c.category == "identical" and c.variant == "honest"]
     assert identical
-    bad = [c for c in identical if results[c.name].status != "fail" or "D501" not in {f.rule for f in results[c.name].findings}]
+    bad = [
+        c
+        for c in identical
+        if results[c.name].status != "fail" or "D501" not in {f.rule for f in results[c.name].findings}
+    ]
     assert not bad, _explain("no-op answers without a D501 failure", bad, results)
 
 
@@ -139,7 +145,9 @@ def test_short_printed_p_values_off_by_2x_are_caught(bench):
     options = AuditOptions()
     results = {c.name: audit_bytes(c.text, c.name, options) for c in short}
     bad = [c for c in short if results[c.name].status != "fail"]
-    assert len(bad) <= 0.05 * len(short), _explain(f"short-printed fakes not caught (of {len(short)})", bad, results, _fake)
+    assert len(bad) <= 0.05 * len(short), _explain(
+        f"short-printed fakes not caught (of {len(short)})", bad, results, _fake
+    )
 
 
 def test_unstated_small_counts_near_the_exact_p_warn_at_most(cases, results):

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, ROOT, SEED_000, SEED_001
 
 from auditor.cli import main
-
-from conftest import FIXTURES, ROOT, SEED_000, SEED_001
 
 
 def test_audit_of_the_fixture_folder_prints_the_table_and_exits_1(capsys, monkeypatch) -> None:
@@ -22,7 +21,9 @@ def test_audit_of_the_fixture_folder_prints_the_table_and_exits_1(capsys, monkey
     assert "transcripts in fixtures/" in out
     assert "most frequent:" in out and "ideas tested:" in out
     rows = [line for line in out.splitlines() if line.lstrip().startswith(("answers/", "defects/", "silent/"))]
-    statuses = [line.split()[1] for line in rows if len(line.split()) > 1 and line.split()[1] in {"FAIL", "ERROR", "PASS"}]
+    statuses = [
+        line.split()[1] for line in rows if len(line.split()) > 1 and line.split()[1] in {"FAIL", "ERROR", "PASS"}
+    ]
     assert statuses == sorted(statuses, key=["FAIL", "ERROR", "PASS"].index), "failures first"
     assert "bench_report.json" not in out
 
@@ -54,12 +55,16 @@ def test_single_transcript_keeps_the_detailed_panel(capsys) -> None:
         (["audit", "--format", "xml", str(SEED_000)], "argument --format: invalid choice: 'xml'"),
         (["audit", "does/not/exist.txt"], "no such file or directory: does/not/exist.txt"),
         (["audit", "--baseline", "does/not/exist.json", str(SEED_000)], "cannot read baseline does/not/exist.json"),
-        (["audit", "--config", "does/not/pyproject.toml", str(SEED_000)],
-         "config file not found: does/not/pyproject.toml"),
+        (
+            ["audit", "--config", "does/not/pyproject.toml", str(SEED_000)],
+            "config file not found: does/not/pyproject.toml",
+        ),
         (["audit", "--resume", str(SEED_000)], "--resume needs --format jsonl and --output FILE"),
         (["audit", "--statistics", "--format", "json", str(SEED_000)], "it needs --format text"),
-        (["audit", "--fail-on", "sometimes", str(SEED_000)],
-         "--fail-on: expected one of error, warning, info, never, got 'sometimes'"),
+        (
+            ["audit", "--fail-on", "sometimes", str(SEED_000)],
+            "--fail-on: expected one of error, warning, info, never, got 'sometimes'",
+        ),
         (["audit", "--alpha", "abc", str(SEED_000)], "--alpha: expected a number, got 'abc'"),
         (["audit", "--timeout", "-1", "--rerun", str(SEED_000)], "--timeout: expected a positive number, got -1"),
         (["audit", "--select", "XYZ", str(SEED_000)], "unknown rule code or prefix 'XYZ'"),
@@ -170,8 +175,14 @@ def test_html_without_matplotlib_is_a_usage_error_naming_the_extra(matplotlib, t
     entry = ["-c", _WITHOUT_MATPLOTLIB] if matplotlib == "absent" else ["-m", "auditor"]
 
     def audit(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, *entry, "audit", str(SEED_001), *argv], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, *entry, "audit", str(SEED_001), *argv],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     target = tmp_path / "report.html"
     proc = audit("--format", "html", "-o", str(target))

@@ -32,8 +32,14 @@ print(json.dumps({"code": code, "output": out.getvalue(),
 
 def _cold(*argv: str) -> dict:
     """Run ``auditor *argv`` in a fresh interpreter: its exit code, its stdout and the HEAVY modules it loaded."""
-    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(HEAVY), *argv], cwd=ROOT,
-                          capture_output=True, text=True, check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(HEAVY), *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return json.loads(done.stdout)
 
 
@@ -69,14 +75,16 @@ def test_the_text_format_imports_rich_and_nothing_else_heavy() -> None:
 
 def test_a_quantile_beyond_the_table_does_import_scipy_special() -> None:
     """The probe sees scipy when it is used: a t quantile the generated table does not hold."""
-    probe = "import sys; from auditor.stats import t_quantile; t_quantile(0.95, 3); print('scipy.special' in sys.modules)"
+    probe = "import sys; from auditor.stats.summary import t_quantile; t_quantile(0.95, 3); print('scipy.special' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"
 
 
 def test_many_seeds_do_import_numpy() -> None:
     """The probe sees numpy when it is used: the exact test splits 20 seeds into halves too large for plain Python."""
-    probe = ("import sys; from auditor.stats import sign_flip_test; "
-             "sign_flip_test([0.1 * k - 0.7 for k in range(20)]); print('numpy' in sys.modules)")
+    probe = (
+        "import sys; from auditor.stats.summary import sign_flip_test; "
+        "sign_flip_test([0.1 * k - 0.7 for k in range(20)]); print('numpy' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"

@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import SEED_000, SEED_001, experiment_workspace
 
-from auditor import config
 from auditor.cli import main
 from auditor.errors import UsageError
 from auditor.findings import Severity
-
-from conftest import SEED_000, SEED_001, experiment_workspace
+from auditor.options import config
 
 
 def _pyproject(folder: Path, body: str) -> Path:
@@ -57,7 +56,13 @@ t601 = "error"
     )
     settings = config.resolve(config.load(path))
     o = settings.options
-    assert (o.select, o.ignore, o.fail_on, o.alpha, o.mc_resamples) == (("A", "V"), ("T601", "E7"), Severity.WARNING, 0.01, 20000)
+    assert (o.select, o.ignore, o.fail_on, o.alpha, o.mc_resamples) == (
+        ("A", "V"),
+        ("T601", "E7"),
+        Severity.WARNING,
+        0.01,
+        20000,
+    )
     assert (o.negligible_rel, o.mechanism_factor, o.severity_overrides) == (0.02, 3.0, {"T601": Severity.ERROR})
     assert (settings.fdr, settings.include, settings.exclude) == (0.1, ("*.txt",), ("drafts",))
     assert settings.options_for(str(tmp_path / "legacy" / "x.txt")).ignore == ("T601", "E7", "D5")
@@ -209,9 +214,11 @@ def test_discovered_config_cannot_pass_a_real_rerun(tmp_path, monkeypatch, capsy
 
 
 def test_the_policy_names_where_each_value_came_from(tmp_path) -> None:
-    from auditor.option_model import validate_command_line
+    from auditor.options.keys import validate_command_line
 
-    path = _pyproject(tmp_path, """
+    path = _pyproject(
+        tmp_path,
+        """
 [tool.auditor]
 select = ["A", "V"]
 ignore = ["T601"]
@@ -222,7 +229,8 @@ negligible-rel = 0.02
 "legacy/*" = ["D5"]
 [tool.auditor.severity]
 T602 = "error"
-""")
+""",
+    )
     cli = validate_command_line({"extend_select": ["D"], "ignore": ["E7"], "fdr": 0.1})
     policy = config.resolve(config.load(path), cli).policy
     where = str(path.resolve())
@@ -235,7 +243,7 @@ T602 = "error"
     assert policy["per-file-ignores"] == {"value": {"legacy/*": ["D5"]}, "source": where}
     assert policy["severity"] == {"value": {"T602": "error"}, "source": where}
     assert policy["fail-on"] == {"value": "error", "source": "default"}
-    from auditor.policy import describe
+    from auditor.options.policy import describe
 
     shown = describe(config.resolve(config.load(path), cli).report())
     assert any(s.startswith("negligible-rel = 0.02 (") for s in shown)

@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, SEED_000, as_transcript, seed_answer
 
 from auditor.cli import main
-from auditor.config_trust import BESIDE, INSIDE, Audited, untrusted
-
-from conftest import ROOT, SEED_000, as_transcript, seed_answer
+from auditor.options.trust import BESIDE, INSIDE, Audited, untrusted
 
 sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
 from consistent import rewrite_statistics, stats_block  # noqa: E402
@@ -75,8 +74,9 @@ def _rules(data: dict) -> set[str]:
     ],
     ids=["answer-folder", "folder-named", "found-upward", "below-named-folder", "below-named-file"],
 )
-def test_a_planted_alpha_is_ignored_and_the_verdict_still_fails(tmp_path, monkeypatch, capsys, cwd, argv,
-                                                               reason) -> None:
+def test_a_planted_alpha_is_ignored_and_the_verdict_still_fails(
+    tmp_path, monkeypatch, capsys, cwd, argv, reason
+) -> None:
     answers = _answers(tmp_path)
     (answers / "work").mkdir()
     planted = answers / "pyproject.toml"
@@ -161,8 +161,7 @@ def test_a_link_owned_by_another_user_is_ignored(tmp_path, monkeypatch, capsys) 
     ],
     ids=["private", "file-0666", "file-0664", "folder-0777", "folder-sticky"],
 )
-def test_a_config_others_can_write_is_ignored(tmp_path, monkeypatch, capsys, file_mode, folder_mode,
-                                             ignored) -> None:
+def test_a_config_others_can_write_is_ignored(tmp_path, monkeypatch, capsys, file_mode, folder_mode, ignored) -> None:
     config, answer = _elsewhere(tmp_path)
     config.chmod(file_mode)
     config.parent.chmod(folder_mode)
@@ -185,7 +184,10 @@ def test_the_repository_root_config_applies_to_a_run_there(tmp_path, monkeypatch
     code, data, err = _json(capsys, ".")
     config = data["config"]
     assert code == 1 and (config["path"], config["discovered"], config["trusted"]) == (
-        str(root_config.resolve()), True, True)
+        str(root_config.resolve()),
+        True,
+        True,
+    )
     assert config["policy"]["alpha"] == {"value": 0.1, "source": str(root_config.resolve())}
     assert config["policy"]["fail-on"] == {"value": "warning", "source": str(root_config.resolve())}
     assert config["policy"]["fdr"] == {"value": 0.05, "source": "default"}
@@ -194,8 +196,10 @@ def test_the_repository_root_config_applies_to_a_run_there(tmp_path, monkeypatch
     code, data, _ = _json(capsys, ".", "--alpha", "0.2")
     assert data["config"]["policy"]["alpha"] == {"value": 0.2, "source": "command line"}
     main(["audit", ".", "--extend-ignore", "T601"])
-    assert ("alpha = 0.1 (pyproject.toml), fail-on = warning (pyproject.toml), ignore = [T601] (command line)"
-            in capsys.readouterr().err)
+    assert (
+        "alpha = 0.1 (pyproject.toml), fail-on = warning (pyproject.toml), ignore = [T601] (command line)"
+        in capsys.readouterr().err
+    )
     # A transcript at the root itself puts the root's file beside the answers.
     _write(repo / "late_answer.txt", CLAIM)
     code, data, _ = _json(capsys, ".")

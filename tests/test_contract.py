@@ -1,4 +1,4 @@
-"""The JSON contract (auditor.contract): the published schema is generated from it and current, real
+"""The JSON contract (auditor.formats.contract): the published schema is generated from it and current, real
 outputs validate against that schema, typed access works, and what the contract refuses is never written."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from conftest import FIXTURES, ROOT, SEED_000
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from auditor.contract import (
+from auditor.findings import Finding, Severity
+from auditor.formats.contract import (
     Recomputed,
     Result,
     ResultLine,
@@ -22,7 +23,6 @@ from auditor.contract import (
     schema,
     schema_text,
 )
-from auditor.findings import Finding, Severity
 from auditor.formats.jsonl import result_line, resume_from
 from auditor.result import AuditResult, Status
 
@@ -42,10 +42,18 @@ def _errors(validator: Draft202012Validator, instance: object) -> list[str]:
 
 
 def test_the_committed_schema_is_the_one_the_models_generate() -> None:
-    assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), "run: python -m auditor.contract > schemas/audit-output.schema.json"
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text(), (
+        "run: python -m auditor.formats.contract > schemas/audit-output.schema.json"
+    )
     Draft202012Validator.check_schema(schema())
-    done = subprocess.run([sys.executable, "-m", "auditor.contract"], cwd=ROOT, capture_output=True, text=True,
-                          check=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor.formats.contract"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     assert done.stdout == schema_text()
 
 
@@ -96,7 +104,9 @@ def test_the_schema_is_not_vacuous(fixture_runs) -> None:
     missing = {k: v for k, v in result.items() if k != "status"}
     extra = {**result, "verdict_is_fine": True}
     wrong = {**result, "recomputed": {**result["recomputed"], "p_value": "0.01"}}
-    unknown_severity = {**result, "findings": [{**result["findings"][0], "severity": "fatal"}]} if result["findings"] else extra
+    unknown_severity = (
+        {**result, "findings": [{**result["findings"][0], "severity": "fatal"}]} if result["findings"] else extra
+    )
     for broken in (missing, extra, wrong, unknown_severity):
         assert _errors(validator, broken)
     assert _errors(_validator(), {**document, "results": [missing]})
@@ -115,16 +125,30 @@ def test_typed_access_to_a_result() -> None:
     assert Result.of(result) == typed
 
 
-_RECOMPUTED = {"n_pairs": 8, "delta_mean": -0.01, "idea_wins": 7, "p_value": 0.015625, "p_value_one_sided": 0.0078125,
-               "mde": 0.004, "mde_rel_pct": 0.04, "verdict": "idea better (significant)", "p_value_method": "exact",
-               "baseline_mean": 10.93, "idea_mean": 10.92}
+_RECOMPUTED = {
+    "n_pairs": 8,
+    "delta_mean": -0.01,
+    "idea_wins": 7,
+    "p_value": 0.015625,
+    "p_value_one_sided": 0.0078125,
+    "mde": 0.004,
+    "mde_rel_pct": 0.04,
+    "verdict": "idea better (significant)",
+    "p_value_method": "exact",
+    "baseline_mean": 10.93,
+    "idea_mean": 10.92,
+}
 
 
 def test_a_value_the_contract_refuses_is_never_written() -> None:
     """NaN, a missing statistic or an unknown key raises (ValueError) instead of writing a line that breaks
     readers; the batch's worker then hands the whole result to the parent, which fails on it as before."""
-    for recomputed in ({**_RECOMPUTED, "p_value": math.nan}, {**_RECOMPUTED, "mde": math.inf},
-                       {k: v for k, v in _RECOMPUTED.items() if k != "p_value"}, {**_RECOMPUTED, "p": 0.5}):
+    for recomputed in (
+        {**_RECOMPUTED, "p_value": math.nan},
+        {**_RECOMPUTED, "mde": math.inf},
+        {k: v for k, v in _RECOMPUTED.items() if k != "p_value"},
+        {**_RECOMPUTED, "p": 0.5},
+    ):
         result = AuditResult("a.txt", Status.PASS, (), recomputed=recomputed)
         with pytest.raises(ValueError):
             result_line(result)
@@ -139,14 +163,16 @@ def test_a_value_the_contract_refuses_is_never_written() -> None:
 def test_the_summary_line_written_a_late_finding_at_a_time_is_the_models_text() -> None:
     """The jsonl summary line is written in pieces (a batch may hold one late finding per answer); it is
     the SummaryLine model's text all the same, with or without late findings, and each one is validated."""
-    from auditor.contract import SummaryLine, json_text
     from auditor.formats import Run
+    from auditor.formats.contract import SummaryLine, json_text
     from auditor.formats.jsonl import summary_line
 
     result = AuditResult("a.txt", Status.FAIL, (), recomputed=_RECOMPUTED)
     run = Run((result,), None, config=None)
-    late = [("a.txt", Finding("X901", Severity.WARNING, "differs \u00e9", "/b/0", 1.5, 2.5)),
-            ("b.txt", Finding("X902", Severity.WARNING, "m", "/v", "idea better", None))]
+    late = [
+        ("a.txt", Finding("X901", Severity.WARNING, "differs \u00e9", "/b/0", 1.5, 2.5)),
+        ("b.txt", Finding("X902", Severity.WARNING, "m", "/v", "idea better", None)),
+    ]
     for found in (late, []):
         dicts = [{"source": source, **f.to_dict()} for source, f in found]
         assert summary_line(run, found) == json_text(SummaryLine.of(run, dicts)) + "\n"
@@ -156,8 +182,15 @@ def test_the_summary_line_written_a_late_finding_at_a_time_is_the_models_text() 
 
 
 def test_claimed_numbers_are_written_as_the_answer_wrote_them() -> None:
-    claimed = {"n_pairs": 8, "delta_mean": 0, "idea_wins": 7, "p_value": 1, "mde": None, "mde_rel_pct": 2.5,
-               "verdict": "no measurable effect"}
+    claimed = {
+        "n_pairs": 8,
+        "delta_mean": 0,
+        "idea_wins": 7,
+        "p_value": 1,
+        "mde": None,
+        "mde_rel_pct": 2.5,
+        "verdict": "no measurable effect",
+    }
     line = result_line(AuditResult("a.txt", Status.PASS, (), recomputed=_RECOMPUTED, claimed=claimed))
     assert '"delta_mean":0,' in line and '"p_value":1,' in line  # not 0.0 and 1.0
     assert '"p_value":0.015625' in line and '"mde":0.004' in line
@@ -166,12 +199,25 @@ def test_claimed_numbers_are_written_as_the_answer_wrote_them() -> None:
 def test_every_agent_string_reaches_the_typed_model_cleaned() -> None:
     hostile = "ok\x1b]52;c;ZXZpbA==\x07\u202e\x9b2K"
     finding = Finding("V401", Severity.ERROR, f"verdict {hostile}", f"/x{hostile}", hostile, {hostile: [hostile]})
-    cross = {"track": hostile, "model": None, "baseline_cfg": {hostile: hostile}, "baseline_per_seed": [1.0],
-             "baseline_pointer": "/b", "verdict_pointer": "/v"}
-    result = AuditResult(f"a{hostile}.txt", Status.FAIL, (finding,), recomputed=_RECOMPUTED,
-                         claimed={**{k: _RECOMPUTED[k] for k in ("n_pairs", "delta_mean", "idea_wins", "p_value",
-                                                                 "mde", "mde_rel_pct")}, "verdict": hostile},
-                         cross=cross)
+    cross = {
+        "track": hostile,
+        "model": None,
+        "baseline_cfg": {hostile: hostile},
+        "baseline_per_seed": [1.0],
+        "baseline_pointer": "/b",
+        "verdict_pointer": "/v",
+    }
+    result = AuditResult(
+        f"a{hostile}.txt",
+        Status.FAIL,
+        (finding,),
+        recomputed=_RECOMPUTED,
+        claimed={
+            **{k: _RECOMPUTED[k] for k in ("n_pairs", "delta_mean", "idea_wins", "p_value", "mde", "mde_rel_pct")},
+            "verdict": hostile,
+        },
+        cross=cross,
+    )
     text = result_line(result) + json.dumps(Result.of(result).dump()) + repr(ResultLine.of(result))
     assert "\x1b" not in text and "\u202e" not in text and "\x9b" not in text and "ZXZpbA" not in text
     assert ResultLine.of(result).cross.track == "ok"

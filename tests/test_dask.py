@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import FIXTURES, experiment_workspace, needs_sandbox_and_torch
 
 from auditor.cli import main
-
-from conftest import FIXTURES, experiment_workspace, needs_sandbox_and_torch
 
 LocalCluster = pytest.importorskip("dask.distributed", reason="the [dask] extra is not installed").LocalCluster
 
 
 @pytest.fixture(scope="module")
 def scheduler():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      host="127.0.0.1") as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+    ) as cluster:
         yield cluster.scheduler_address
 
 

@@ -2,7 +2,7 @@
 
 A dask worker runs any function a connected client sends it, as the auditor's user (root here). The
 attacker below is a real second uid (65534, through setpriv) running this same Python and
-dask.distributed: against the auditor's own cluster (:func:`auditor.dask_cluster.start_local_cluster`)
+dask.distributed: against the auditor's own cluster (:func:`auditor.batch.dask_cluster.start_local_cluster`)
 every attempt is refused, while the auditor's client runs tasks; against a cluster made as before
 (a plain ``LocalCluster``) the same attacker runs code as root.
 """
@@ -19,13 +19,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from conftest import FIXTURES
 
 from auditor.cli import main
 
-from conftest import FIXTURES
-
 distributed = pytest.importorskip("distributed", reason="the [dask] extra is not installed")
-from auditor.dask_cluster import start_local_cluster  # noqa: E402  (needs distributed)
+from auditor.batch.dask_cluster import start_local_cluster  # noqa: E402  (needs distributed)
 
 NOBODY = 65534
 # The attacker's environment: nothing of root's (no HOME, no dask configuration).
@@ -104,8 +103,12 @@ def as_nobody(tmp_path_factory) -> list[str]:
     network (loopback) the host's, and nothing else of the folder is visible."""
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root and setpriv to run a second uid")
-    needed = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)),
-              str(Path(distributed.__file__).parents[1])}
+    needed = {
+        sys.prefix,
+        sys.base_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+        str(Path(distributed.__file__).parents[1]),
+    }
     routes = sorted({route for route in map(_hidden, needed) if route})
     drop = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all", "--"]
     if routes:
@@ -120,8 +123,14 @@ def as_nobody(tmp_path_factory) -> list[str]:
         script.append('exec "$@"')
         drop = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script), "sh", *drop]
     prefix = [*drop, sys.executable, "-I"]
-    probe = subprocess.run([*prefix, "-c", "import os, distributed; print(os.getuid())"], cwd="/",
-                           env=_ENV, capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(
+        [*prefix, "-c", "import os, distributed; print(os.getuid())"],
+        cwd="/",
+        env=_ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if probe.stdout.strip() != str(NOBODY):
         message = f"cannot run Python with distributed as uid {NOBODY}: {probe.stderr[-500:]}"
         if os.environ.get("CI"):
@@ -132,8 +141,14 @@ def as_nobody(tmp_path_factory) -> list[str]:
 
 def _attack(as_nobody: list[str], scheduler: str, ports: list[int]) -> dict[str, list[str]]:
     """Run :data:`ATTACKER` as uid 65534 against ``scheduler`` and ``ports``: {attempt: [outcome, detail]}."""
-    done = subprocess.run([*as_nobody, "-c", ATTACKER, scheduler, *map(str, ports)], cwd="/", env=_ENV,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*as_nobody, "-c", ATTACKER, scheduler, *map(str, ports)],
+        cwd="/",
+        env=_ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     return {name: [outcome, detail] for name, outcome, detail in lines}
@@ -186,8 +201,10 @@ def test_the_same_attacker_runs_code_as_root_on_an_open_cluster(as_nobody) -> No
     """The control: a cluster made as ``--dask local`` made it before (plain tcp://, no credentials)."""
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
         addresses = _cluster_addresses(client)
         attempts = _attack(as_nobody, cluster.scheduler_address, [_port(a) for a in addresses])
     assert attempts["client, address as given"] == ["RAN", str(os.getuid())]  # uid 65534's task ran as root
@@ -206,8 +223,11 @@ def test_only_the_clusters_tls_ports_listen(closed) -> None:
 def _credentials(tmp_path: Path, cluster) -> dict[str, str]:
     """The cluster's certificate and key as files, as dask's configuration names them."""
     files = {}
-    for key, pem in (("ca-file", cluster.security.tls_ca_file), ("client.cert", cluster.security.tls_client_cert),
-                     ("client.key", cluster.security.tls_client_key)):
+    for key, pem in (
+        ("ca-file", cluster.security.tls_ca_file),
+        ("client.cert", cluster.security.tls_client_cert),
+        ("client.key", cluster.security.tls_client_key),
+    ):
         path = tmp_path / key
         path.write_text(pem, encoding="utf-8")
         path.chmod(0o600)

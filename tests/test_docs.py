@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor import docs_rules
 from auditor.audit import audit_bytes
+from auditor.rules import docs as docs_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -97,8 +97,11 @@ def test_relative_links_lead_to_files_and_anchors(page: Path) -> None:
 
 def test_the_link_checker_sees_a_broken_link_and_a_broken_anchor(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("# Title\n\n## The `--rerun` cache\n\n[a](missing.md) [b](#nowhere) [c](#the---rerun-cache)\n"
-                    "```\n[d](inside-a-fence.md)\n```\n", encoding="utf-8")
+    page.write_text(
+        "# Title\n\n## The `--rerun` cache\n\n[a](missing.md) [b](#nowhere) [c](#the---rerun-cache)\n"
+        "```\n[d](inside-a-fence.md)\n```\n",
+        encoding="utf-8",
+    )
     assert _links(page) == ["missing.md", "#nowhere", "#the---rerun-cache"]
     assert _anchors(page) == {"title", "the---rerun-cache"}
 
@@ -124,8 +127,11 @@ def test_readme_says_what_the_quick_start_prints() -> None:
     seen = {}
     for path in sorted((ROOT / "fixtures" / "answers").glob("*.txt")):
         result = audit_path(str(path))
-        seen[path.name[:3]] = (result.status, {f.rule for f in result.findings if f.severity.value == "error"},
-                               {f.rule for f in result.findings if f.severity.value == "warning"})
+        seen[path.name[:3]] = (
+            result.status,
+            {f.rule for f in result.findings if f.severity.value == "error"},
+            {f.rule for f in result.findings if f.severity.value == "warning"},
+        )
     assert seen == {"000": ("pass", set(), {"E701", "T601"}), "001": ("fail", {"D501"}, {"T601"})}, seen
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, SEED_000, SEED_001, codes
 
 from auditor.audit import audit_path
 from auditor.findings import Severity, all_rules
-from auditor.options import AuditOptions
-
-from conftest import FIXTURES, SEED_000, SEED_001, codes
+from auditor.options.models import AuditOptions
 
 DEFECTS = sorted(p for p in (FIXTURES / "defects").iterdir() if p.is_file())
 SILENT = sorted(p for p in (FIXTURES / "silent").iterdir() if p.is_file())

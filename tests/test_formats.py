@@ -8,18 +8,17 @@ import xml.etree.ElementTree as ET
 
 import jsonschema
 import pytest
+from conftest import FIXTURES, SHARED, audit_tasks
 
 from auditor.audit import audit_bytes
-from auditor.batch import cross_check
-from auditor.discovery import discover
-from auditor.executors import Task
+from auditor.batch.executors import Task
+from auditor.batch.run import cross_check
+from auditor.files.discovery import discover
 from auditor.findings import Finding, Severity, all_rules
 from auditor.formats import FORMATS, Run, writer
 from auditor.formats.github import annotation, escape_data, escape_property
 from auditor.formats.sarif import artifact_uri
-from auditor.options import AuditOptions
-
-from conftest import FIXTURES, SHARED, audit_tasks
+from auditor.options.models import AuditOptions
 
 SARIF_SCHEMA = SHARED / "schemas" / "sarif-schema-2.1.0.json"
 
@@ -219,8 +218,16 @@ def _rerun_text(rerun: dict) -> str:
 
 
 def test_text_shows_the_rerun_outcome_and_its_statistics() -> None:
-    record = {"reproduced": True, "device": "cpu", "seconds": 12.3, "exit_code": 0, "verdict": "better",
-              "p_value": 0.0078, "delta_mean": -0.0123, "cached": False}
+    record = {
+        "reproduced": True,
+        "device": "cpu",
+        "seconds": 12.3,
+        "exit_code": 0,
+        "verdict": "better",
+        "p_value": 0.0078,
+        "delta_mean": -0.0123,
+        "cached": False,
+    }
     assert _rerun_text(record) == "rerun: reproduced (cpu, 12.3 s) — verdict better, delta_mean = -0.0123, p = 0.0078"
     failed = {"reproduced": False, "device": "cuda", "seconds": 3.0, "exit_code": 1, "verdict": None, "cached": True}
     assert _rerun_text(failed) == "rerun: NOT reproduced (cuda, 3 s, exit 1) (cached)"

@@ -66,7 +66,7 @@ def test_extend_lists_add_to_the_configured_ones(tmp_path, monkeypatch, capsys) 
 
 
 def test_rule_codes_are_validated_in_the_library_too() -> None:
-    from auditor.option_model import validate_command_line
+    from auditor.options.keys import validate_command_line
 
     with pytest.raises(UsageError, match=r"--ignore: unknown rule code or prefix 'V40Q' \(did you mean 'V40"):
         validate_command_line({"ignore": ["V40Q"]})
@@ -93,7 +93,7 @@ def test_batch_table_lists_errors_first_and_fits_80_columns(tmp_path, capsys, mo
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["audit", *map(str, paths), "--quiet", "--isolated"]) == 1
     out = capsys.readouterr().out
-    table = out[out.index("3 transcripts in"):]
+    table = out[out.index("3 transcripts in") :]
     assert all(len(line) <= 80 for line in table.splitlines()), table
     rows = [line for line in table.splitlines() if line.lstrip().startswith(("FAIL", "PASS"))]
     failing = [line for line in rows if line.lstrip().startswith("FAIL")]
@@ -120,12 +120,20 @@ def test_rerun_outcome_has_its_own_column() -> None:
     from auditor.formats import Run
     from auditor.result import AuditResult, Status
 
-    fabricated = AuditResult(source="a.txt", status=Status.FAIL, findings=(),
-                             claimed={"verdict": "idea better (significant)", "p_value": 0.0078},
-                             recomputed={"verdict": "idea better (significant)", "p_value": 0.0078},
-                             rerun={"reproduced": False, "verdict": "no measurable effect", "seconds": 3.0})
-    honest = AuditResult(source="b.txt", status=Status.PASS, findings=(), rerun={"reproduced": True, "cached": True,
-                                                                                  "verdict": "idea better (significant)"})
+    fabricated = AuditResult(
+        source="a.txt",
+        status=Status.FAIL,
+        findings=(),
+        claimed={"verdict": "idea better (significant)", "p_value": 0.0078},
+        recomputed={"verdict": "idea better (significant)", "p_value": 0.0078},
+        rerun={"reproduced": False, "verdict": "no measurable effect", "seconds": 3.0},
+    )
+    honest = AuditResult(
+        source="b.txt",
+        status=Status.PASS,
+        findings=(),
+        rerun={"reproduced": True, "cached": True, "verdict": "idea better (significant)"},
+    )
     from io import StringIO
 
     from rich.console import Console
@@ -153,7 +161,7 @@ def test_resume_and_write_baseline_say_what_they_did(tmp_path, capsys) -> None:
 
 def test_ctrl_c_prints_what_was_audited(tmp_path, capsys, monkeypatch) -> None:
     """An interrupt after two transcripts: their table is printed, the exit code is 130."""
-    import auditor.executors as executors
+    import auditor.batch.executors as executors
 
     real = executors.audit_task
     seen = []
@@ -241,7 +249,7 @@ def test_grids_and_configs_read_as_written(capsys) -> None:
 
 
 def test_config_text_is_readable_and_bounded() -> None:
-    from auditor.strings import config_text, grid_text
+    from auditor.parse.strings import config_text, grid_text
 
     assert config_text({"lr": 0.003, "epochs": 12, "name": "adam"}) == 'lr=0.003, epochs=12, name="adam"'
     assert len(config_text({f"k{i}": i for i in range(1000)})) <= 200
@@ -288,7 +296,7 @@ def test_help_shows_examples_exit_codes_and_every_flag_explained(capsys) -> None
         line = next(line for line in audit.splitlines() if line.strip().startswith(flag))
         assert len(line.split(None, 2)) >= 2, line  # the flag has help text beside it or below it
     assert "PATH" in audit and "transcripts or folders of them" in audit
-    from auditor.option_model import CommandLine
+    from auditor.options.keys import CommandLine
 
     undocumented = [name for name, field in CommandLine.model_fields.items() if not field.description]
     assert undocumented == []

@@ -20,12 +20,12 @@ import pytest
 from conftest import HEADER, SEED_000, SEED_001, MiB, as_transcript, codes, seed_answer
 
 from auditor import audit as audit_module
+from auditor.answer.schema import MAX_LISTED_FINDINGS
 from auditor.audit import AuditResult, audit_bytes, audit_path
 from auditor.findings import REGISTRY, Severity, all_rules, get_rule
 from auditor.formats.jsonl import result_line
-from auditor.jsonscan import MAX_SCAN_EVENTS
-from auditor.options import AuditOptions
-from auditor.schema import MAX_LISTED_FINDINGS
+from auditor.options.models import AuditOptions
+from auditor.parse.jsonscan import MAX_SCAN_EVENTS
 
 LIMIT = 16 * MiB
 SEED_TEXT = SEED_000.read_text(encoding="utf-8")
@@ -455,9 +455,9 @@ def test_check_rule_findings_are_capped_per_rule() -> None:
 @pytest.mark.parametrize("uncapped", [99, 100, 101, 102])
 def test_the_cap_note_replaces_only_findings_beyond_the_cap(uncapped: int) -> None:
     from auditor.audit import build_context
-    from auditor.options import AuditOptions
+    from auditor.options.models import AuditOptions
+    from auditor.parse.transcript import locate
     from auditor.rules.tuning import T603
-    from auditor.transcript import locate
 
     def with_keys(count: int) -> str:  # the idea's config sets keys the baseline lacks: a T603 finding each
         return mutated("000", setting(*IDEA, "cfg", value={f"k{k:03d}": k for k in range(count)}))

@@ -19,13 +19,15 @@ from auditor.formats.charts import null_chart, null_means, transcript_charts
 from auditor.formats.html import render
 from auditor.formats.html_data import ChartInputs, chart_inputs
 from auditor.formats.html_markdown import render_markdown
-from auditor.options import AuditOptions
+from auditor.options.models import AuditOptions
 
 # The HTML format asks the audit to keep what its charts draw (auditor.figures).
 FIGURES = AuditOptions(figure_data=True)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(not CHROMIUM and not os.environ.get("CI"), reason="needs chromium (never skipped in CI)")
+needs_chromium = pytest.mark.skipif(
+    not CHROMIUM and not os.environ.get("CI"), reason="needs chromium (never skipped in CI)"
+)
 HOSTILE_VERDICT = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
 
 
@@ -104,9 +106,17 @@ def test_agent_text_is_escaped(capsys, hostile_answer: Path) -> None:
 
 def _chromium(*args: str, profile: Path) -> str:
     command = [
-        CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={profile}", *args,
+        CHROMIUM or "chromium",
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        *args,
     ]
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -155,7 +165,9 @@ def test_four_titled_charts_per_transcript_and_batch_charts(page: str) -> None:
 
 def test_failures_first_with_their_rules(page: str) -> None:
     html = page
-    overview = html[html.index('<table class="overview">') : html.index("</table>", html.index('<table class="overview">'))]
+    overview = html[
+        html.index('<table class="overview">') : html.index("</table>", html.index('<table class="overview">'))
+    ]
     assert overview.index("001_") < overview.index("A307_") < overview.index("P101_") < overview.index("000_")
     first_row = overview[overview.index("<tbody>") : overview.index("</tr>", overview.index("<tbody>"))]
     assert "FAIL" in first_row and "D501" in first_row
@@ -225,8 +237,14 @@ def test_ten_thousand_seeds_draw_a_subset_and_say_so() -> None:
     n = 10_000
     baseline = np.random.default_rng(2).normal(10, 1, n)
     data = ChartInputs(baseline=baseline, idea=baseline + np.where(np.arange(n) % 3, -0.01, 0.02), lower_is_better=True)
-    charts = transcript_charts(0, data, replace(audit_path(str(FIXTURES / "answers" / "000_28acc42565c7de9b.txt"), FIGURES),
-                                                recomputed={"mde": 0.001, "p_value": 1e-5}))
+    charts = transcript_charts(
+        0,
+        data,
+        replace(
+            audit_path(str(FIXTURES / "answers" / "000_28acc42565c7de9b.txt"), FIGURES),
+            recomputed={"mde": 0.001, "p_value": 1e-5},
+        ),
+    )
     assert "(100 of 10000 drawn)" in charts[0].title and "(100 of 10000 drawn)" in charts[1].title
     assert "randomized, 2,000 draws" in charts[2].title
     assert all(len(chart.svg) < 40_000 for chart in charts)  # bounded whatever n is
@@ -237,8 +255,15 @@ def test_rerun_values_are_drawn_and_tabled_when_recorded() -> None:
 
     result = audit_path(str(FIXTURES / "answers" / "000_28acc42565c7de9b.txt"), FIGURES)
     data = chart_inputs(result)
-    rerun = {"reproduced": True, "device": "cpu", "seconds": 3.0, "cached": True,
-             "baseline": list(data.baseline + 0.001), "idea": list(data.idea + 0.001), "p_value": 0.0078125}
+    rerun = {
+        "reproduced": True,
+        "device": "cpu",
+        "seconds": 3.0,
+        "cached": True,
+        "baseline": list(data.baseline + 0.001),
+        "idea": list(data.idea + 0.001),
+        "p_value": 0.0078125,
+    }
     html = render(Run((replace(result, rerun=rerun),)))
     assert "rerun hollow, dashed" in html and "<th>rerun idea</th>" in html
     assert "✓ reproduced" in html and "(from the rerun cache)" in html and "rerun p = 0.0078125" in html
@@ -254,7 +279,9 @@ def test_file_names_break_only_after_separators(page: str) -> None:
 
 
 def test_charts_draw_what_was_audited_never_the_file_again(tmp_path: Path) -> None:
-    assert chart_inputs(audit_path(str(DEFECTS / "S203_unknown_key.txt"), FIGURES)) is not None  # a warning is no obstacle
+    assert (
+        chart_inputs(audit_path(str(DEFECTS / "S203_unknown_key.txt"), FIGURES)) is not None
+    )  # a warning is no obstacle
     answer = seed_answer()
     path = tmp_path / "answer.txt"
     path.write_text(as_transcript(answer), encoding="utf-8")

@@ -6,22 +6,21 @@ import json
 import math
 
 import pytest
+from conftest import FIXTURES, HEADER
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.audit import audit_bytes
 from auditor.findings import Finding, Severity
-from auditor.locate import (
+from auditor.options.models import AuditOptions
+from auditor.parse.locate import (
     START_OF_FILE,
     line_columns,
     pointer_locations,
     with_locations,
 )
-from auditor.model import join_pointer
-from auditor.options import AuditOptions
-from auditor.transcript import locate
-
-from conftest import FIXTURES, HEADER
+from auditor.parse.pointers import join_pointer
+from auditor.parse.transcript import locate
 
 LIMITS = {"max_bytes": 16 * 1024 * 1024, "max_depth": 64}
 
@@ -76,11 +75,11 @@ def test_columns_count_characters_not_bytes_or_utf16_units() -> None:
 
 
 def test_escaped_keys_follow_rfc_6901() -> None:
-    text = json.dumps({"a/b": {"m~n": 1, "m": 2}, "\u00e9\"\\": [3]})  # ensure_ascii: the key is escaped
-    found = place(text, ["/a~1b/m~0n", "/a~1b/m", "/\u00e9\"\\/0"])
+    text = json.dumps({"a/b": {"m~n": 1, "m": 2}, '\u00e9"\\': [3]})  # ensure_ascii: the key is escaped
+    found = place(text, ["/a~1b/m~0n", "/a~1b/m", '/\u00e9"\\/0'])
     assert value_at(text, *found["/a~1b/m~0n"]) == 1
     assert value_at(text, *found["/a~1b/m"]) == 2
-    assert value_at(text, *found["/\u00e9\"\\/0"]) == 3
+    assert value_at(text, *found['/\u00e9"\\/0']) == 3
 
 
 def test_the_last_of_duplicate_keys_wins_as_in_json_loads() -> None:
@@ -116,7 +115,7 @@ def test_without_an_answer_everything_is_at_the_start_of_the_file() -> None:
 
 
 def test_line_columns_agree_with_the_scanners_line_column() -> None:
-    from auditor.jsonscan import line_column
+    from auditor.parse.jsonscan import line_column
 
     text = "ab\r\nc😀d\n\nef"
     offsets = range(len(text) + 1)
@@ -270,7 +269,15 @@ def test_answer_start_finds_the_chosen_copy(copies) -> None:
 # --------------------------------------------------------------------------- placing by keys
 
 TRAILERS = st.sampled_from(
-    ["", "\n```\n", "\nHope this helps.\n", '\nA "quote" and [1].\n', "\nback\\slash\n", "\nsee [1]{2}\n", '\n"lr": 9\n']
+    [
+        "",
+        "\n```\n",
+        "\nHope this helps.\n",
+        '\nA "quote" and [1].\n',
+        "\nback\\slash\n",
+        "\nsee [1]{2}\n",
+        '\n"lr": 9\n',
+    ]
 )
 
 
@@ -278,7 +285,7 @@ def walked_offsets(text: str, start: int, pointers) -> dict[str, int]:
     """Offsets as the walk places them, key search switched off."""
     from unittest import mock
 
-    from auditor import locate as placing
+    from auditor.parse import locate as placing
 
     with mock.patch.object(placing, "_place_by_keys", return_value=False):
         return placing.value_offsets(text, start, pointers)
@@ -286,8 +293,8 @@ def walked_offsets(text: str, start: int, pointers) -> dict[str, int]:
 
 def assert_key_search_agrees_with_the_walk(text: str, start: int, pointers) -> None:
     """With and without the decoder's shape and document, placing by keys gives the walk's offsets."""
-    from auditor import locate as placing
-    from auditor.jsonscan import StrictDecoder
+    from auditor.parse import locate as placing
+    from auditor.parse.jsonscan import StrictDecoder
 
     walked = walked_offsets(text, start, pointers)
     document, _, shape = StrictDecoder().raw_decode_shaped(text, start)
@@ -356,7 +363,7 @@ def test_the_only_occurrence_after_an_object_is_its_member_when_the_document_has
 
 
 def test_answers_nested_deeper_than_the_shape_patterns_are_walked() -> None:
-    from auditor import locate as placing
+    from auditor.parse import locate as placing
 
     deep = placing._MAX_SHAPE_NESTING + 3
     text = '{"lr": 0, "a": ' + '{"lr": [' * deep + "1" + "]}" * deep + ', "b": {"lr": 5}}'
@@ -366,7 +373,7 @@ def test_answers_nested_deeper_than_the_shape_patterns_are_walked() -> None:
 
 
 def test_strings_with_backslashes_are_placed_by_the_walk() -> None:
-    from auditor import locate as placing
+    from auditor.parse import locate as placing
 
     for text in ['{"note": "say \\"lr\\": 1", "lr": 2}', '{"l\\u0072": 2}']:
         assert not placing._place_by_keys(text, 0, None, json.loads(text), placing._trie_of(["/lr"]).root, {})
@@ -375,7 +382,7 @@ def test_strings_with_backslashes_are_placed_by_the_walk() -> None:
 
 def test_a_pointer_set_placed_again_in_another_text_gets_that_texts_places() -> None:
     """Tries are kept per pointer set across answers: a kept one holds no offsets of the text it was built for."""
-    from auditor import locate as placing
+    from auditor.parse import locate as placing
 
     pointers = ["/a/b", "/a/c/1", "/missing/x", "/q~1r"]
     first = '{"a": {"b": 1, "c": [0, 2]}, "q/r": 3}'
@@ -383,14 +390,14 @@ def test_a_pointer_set_placed_again_in_another_text_gets_that_texts_places() -> 
     for text in (first, second, first):
         places = placing.value_offsets(text, text.index("{"), pointers)
         decoded = json.loads(text)
-        assert json.loads(text[places["/a/b"]:].split(",")[0].rstrip("}\n ")) == decoded["a"]["b"]
-        assert text[places["/a/c/1"]:].startswith(str(decoded["a"]["c"][1]))
+        assert json.loads(text[places["/a/b"] :].split(",")[0].rstrip("}\n ")) == decoded["a"]["b"]
+        assert text[places["/a/c/1"] :].startswith(str(decoded["a"]["c"][1]))
         assert places["/missing/x"] == text.index("{")  # the nearest parent that exists: the answer
-        assert text[places["/q~1r"]:].startswith(str(decoded["q/r"]))
+        assert text[places["/q~1r"] :].startswith(str(decoded["q/r"]))
 
 
 def test_kept_tries_stay_few_and_small() -> None:
-    from auditor import locate as placing
+    from auditor.parse import locate as placing
 
     text = '{"k": 1}'
     for i in range(placing._MAX_TRIES + 50):

@@ -79,8 +79,12 @@ def test_a_walk_skips_files_without_any_sign_of_an_answer_and_audits_the_rest(tm
     statuses = _statuses(data)
     assert code == 1
     assert {name: statuses[name] for name in REPLIES} == {
-        "prose_claim.txt": ("error", ["P101"]), "p_only.txt": ("error", ["P101"]), "wins_only.txt": ("error", ["P101"]),
-        "traceback.txt": ("error", ["P101"]), "truncated.txt": ("error", ["P102"])}
+        "prose_claim.txt": ("error", ["P101"]),
+        "p_only.txt": ("error", ["P101"]),
+        "wins_only.txt": ("error", ["P101"]),
+        "traceback.txt": ("error", ["P101"]),
+        "truncated.txt": ("error", ["P102"]),
+    }
     # Broken answers are audited and fail with a parse finding, never skipped.
     for name in BROKEN:
         status, rules = statuses[name]

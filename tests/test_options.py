@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from auditor.audit import audit_path
 from auditor.cli import main
 from auditor.findings import Severity
-from auditor.option_model import CommandLine, Thresholds, add_arguments, flag_fields
-from auditor.options import AuditOptions, RerunOptions
+from auditor.options.keys import CommandLine, Thresholds, add_arguments, flag_fields
+from auditor.options.models import AuditOptions, RerunOptions
 from auditor.result import Status, failing
 
 
@@ -28,27 +28,30 @@ def _pyproject(folder, body: str):
 # -- the Python API validates as the command line does ------------------------------------------
 
 
-@pytest.mark.parametrize("values, says", [
-    ({"select": ("A3O7",)}, "unknown rule code or prefix 'A3O7' (did you mean 'A307'?)"),
-    ({"ignore": "T6O1"}, "unknown rule code or prefix 'T6O1' (did you mean 'T601'?)"),
-    ({"severity_overrides": {"A3O7": "error"}}, "unknown rule 'A3O7' (did you mean 'A307'?)"),
-    ({"severity_overrides": {"A307": "loud"}}, "unknown severity 'loud'"),
-    ({"always_fail": {"R8O1"}}, "unknown rule code or prefix 'R8O1'"),
-    ({"alpha": 5}, "expected a number between 0 and 1, got 5"),
-    ({"alpha": 0}, "expected a number between 0 and 1, got 0"),
-    ({"alpha": "0.05"}, "expected a number, got '0.05'"),  # a string converts on the command line only
-    ({"alpha": True}, "expected a number, got True"),
-    ({"negligible_rel": float("nan")}, "expected a number, got nan"),
-    ({"mechanism_factor": -2.0}, "expected a positive number, got -2"),
-    ({"mc_resamples": 0}, "expected a positive integer, got 0"),
-    ({"max_bytes": 1.5}, "expected a positive integer, got 1.5"),
-    ({"random_seed": -1}, "expected a non-negative integer, got -1"),
-    ({"exact_max_n": 41}, "expected an integer from 0 to 40, got 41"),
-    ({"fail_on": "sometimes"}, "expected one of error, warning, info, never, got 'sometimes'"),
-    ({"fail_on": 2}, "expected one of error, warning, info, never, got 2"),
-    ({"encoding": "klingon"}, "unknown text encoding 'klingon'"),
-    ({"alph": 0.05}, "alph\n  Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    "values, says",
+    [
+        ({"select": ("A3O7",)}, "unknown rule code or prefix 'A3O7' (did you mean 'A307'?)"),
+        ({"ignore": "T6O1"}, "unknown rule code or prefix 'T6O1' (did you mean 'T601'?)"),
+        ({"severity_overrides": {"A3O7": "error"}}, "unknown rule 'A3O7' (did you mean 'A307'?)"),
+        ({"severity_overrides": {"A307": "loud"}}, "unknown severity 'loud'"),
+        ({"always_fail": {"R8O1"}}, "unknown rule code or prefix 'R8O1'"),
+        ({"alpha": 5}, "expected a number between 0 and 1, got 5"),
+        ({"alpha": 0}, "expected a number between 0 and 1, got 0"),
+        ({"alpha": "0.05"}, "expected a number, got '0.05'"),  # a string converts on the command line only
+        ({"alpha": True}, "expected a number, got True"),
+        ({"negligible_rel": float("nan")}, "expected a number, got nan"),
+        ({"mechanism_factor": -2.0}, "expected a positive number, got -2"),
+        ({"mc_resamples": 0}, "expected a positive integer, got 0"),
+        ({"max_bytes": 1.5}, "expected a positive integer, got 1.5"),
+        ({"random_seed": -1}, "expected a non-negative integer, got -1"),
+        ({"exact_max_n": 41}, "expected an integer from 0 to 40, got 41"),
+        ({"fail_on": "sometimes"}, "expected one of error, warning, info, never, got 'sometimes'"),
+        ({"fail_on": 2}, "expected one of error, warning, info, never, got 2"),
+        ({"encoding": "klingon"}, "unknown text encoding 'klingon'"),
+        ({"alph": 0.05}, "alph\n  Extra inputs are not permitted"),
+    ],
+)
 def test_a_bad_audit_option_raises_in_process(values: dict, says: str) -> None:
     with pytest.raises(ValidationError) as raised:
         AuditOptions(**values)
@@ -56,8 +59,15 @@ def test_a_bad_audit_option_raises_in_process(values: dict, says: str) -> None:
 
 
 def test_good_values_are_normalised() -> None:
-    options = AuditOptions(select="a3, V4", ignore=["t6"], fail_on=" Warning ", encoding="UTF8",
-                           severity_overrides={"t601": "error"}, always_fail=["R801"], alpha=1e-3)
+    options = AuditOptions(
+        select="a3, V4",
+        ignore=["t6"],
+        fail_on=" Warning ",
+        encoding="UTF8",
+        severity_overrides={"t601": "error"},
+        always_fail=["R801"],
+        alpha=1e-3,
+    )
     assert (options.select, options.ignore, options.fail_on) == (("A3", "V4"), ("T6",), Severity.WARNING)
     assert options.encoding == "utf-8" and options.severity_overrides == {"T601": Severity.ERROR}
     assert options.always_fail == frozenset({"R801"}) and options.alpha == 1e-3
@@ -67,8 +77,8 @@ def test_good_values_are_normalised() -> None:
 
 
 def test_the_exact_test_cap_is_the_statistics_cap() -> None:
-    from auditor.options import EXACT_MAX_N_CAP
-    from auditor.signflip import EXACT_MAX_N_CAP as STATS_CAP
+    from auditor.options.models import EXACT_MAX_N_CAP
+    from auditor.stats.signflip import EXACT_MAX_N_CAP as STATS_CAP
 
     assert EXACT_MAX_N_CAP == STATS_CAP and AuditOptions(exact_max_n=STATS_CAP).exact_max_n == STATS_CAP
 
@@ -99,28 +109,46 @@ def test_options_are_frozen_copied_with_model_copy_and_pickle() -> None:
     assert pickle.loads(pickle.dumps(bare)) == bare == RerunOptions(device="cpu")
 
 
-@pytest.mark.parametrize("values, says", [
-    ({"device": "gpu"}, "Input should be 'auto', 'cpu' or 'cuda'"),
-    ({"timeout": 0}, "expected a positive number, got 0"),
-    ({"rtol": -1e-3}, "expected a non-negative number, got -0.001"),
-    ({"memory_bytes": 0}, "expected a positive integer, got 0"),
-    ({"disk_bytes": -1}, "expected a non-negative integer, got -1"),
-    ({"max_processes": True}, "expected a positive integer, got True"),
-    ({"use_cache": "maybe"}, "Input should be a valid boolean"),
-    ({"sandbox": False}, "Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    "values, says",
+    [
+        ({"device": "gpu"}, "Input should be 'auto', 'cpu' or 'cuda'"),
+        ({"timeout": 0}, "expected a positive number, got 0"),
+        ({"rtol": -1e-3}, "expected a non-negative number, got -0.001"),
+        ({"memory_bytes": 0}, "expected a positive integer, got 0"),
+        ({"disk_bytes": -1}, "expected a non-negative integer, got -1"),
+        ({"max_processes": True}, "expected a positive integer, got True"),
+        ({"use_cache": "maybe"}, "Input should be a valid boolean"),
+        ({"sandbox": False}, "Extra inputs are not permitted"),
+    ],
+)
 def test_a_bad_rerun_option_raises(values: dict, says: str) -> None:
     with pytest.raises(ValidationError, match=says.replace("(", r"\(")):
         RerunOptions(**values)
 
 
 def test_the_rerun_flags_become_rerun_options_in_bytes() -> None:
-    from auditor.option_model import validate_command_line
+    from auditor.options.keys import validate_command_line
 
-    cli = validate_command_line({"rerun": True, "device": "cpu", "memory": "0.5", "disk": "0", "max_output": "2",
-                                 "no_cache": True, "timeout": "60"})
-    assert cli.rerun_options() == RerunOptions(device="cpu", memory_bytes=512 * 1024 * 1024, disk_bytes=0,
-                                               output_limit_bytes=2 * 1024 * 1024, use_cache=False, timeout=60.0)
+    cli = validate_command_line(
+        {
+            "rerun": True,
+            "device": "cpu",
+            "memory": "0.5",
+            "disk": "0",
+            "max_output": "2",
+            "no_cache": True,
+            "timeout": "60",
+        }
+    )
+    assert cli.rerun_options() == RerunOptions(
+        device="cpu",
+        memory_bytes=512 * 1024 * 1024,
+        disk_bytes=0,
+        output_limit_bytes=2 * 1024 * 1024,
+        use_cache=False,
+        timeout=60.0,
+    )
     assert validate_command_line({"device": "cpu"}).rerun_options() is None  # no --rerun
 
 
@@ -166,14 +194,18 @@ def test_every_flag_is_a_model_field_with_its_help_and_the_options_type() -> Non
 
 def test_every_key_and_flag_given_reaches_the_options(tmp_path) -> None:
     """Each configuration value and limit flag lands on AuditOptions (a key dropped on the way fails here)."""
-    from auditor import config
-    from auditor.option_model import validate_command_line
+    from auditor.options import config
+    from auditor.options.keys import validate_command_line
 
-    path = _pyproject(tmp_path, "[tool.auditor]\nalpha = 0.02\nmc-resamples = 7\nresamples = 9\nfail-on = 'never'\n"
-                                "[tool.auditor.thresholds]\nnegligible-rel = 0.3\nnegligible-std = 0.4\n"
-                                "inconclusive-mde-rel = 0.6\nmechanism-factor = 5\n")
-    cli = validate_command_line({"max_bytes": "100", "max_depth": "7", "max_seeds": "8", "encoding": "latin-1",
-                                 "resamples": "11"})
+    path = _pyproject(
+        tmp_path,
+        "[tool.auditor]\nalpha = 0.02\nmc-resamples = 7\nresamples = 9\nfail-on = 'never'\n"
+        "[tool.auditor.thresholds]\nnegligible-rel = 0.3\nnegligible-std = 0.4\n"
+        "inconclusive-mde-rel = 0.6\nmechanism-factor = 5\n",
+    )
+    cli = validate_command_line(
+        {"max_bytes": "100", "max_depth": "7", "max_seeds": "8", "encoding": "latin-1", "resamples": "11"}
+    )
     o = config.resolve(config.load(path), cli).options
     assert (o.alpha, o.mc_resamples, o.resamples, o.fail_on) == (0.02, 7, 11, None)
     assert (o.negligible_rel, o.negligible_std, o.inconclusive_mde_rel, o.mechanism_factor) == (0.3, 0.4, 0.6, 5.0)
@@ -185,9 +217,11 @@ def test_an_unknown_key_exits_2_naming_the_key_and_the_file(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert main(["audit", str(SEED_000)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"auditor: error: {path}: [tool.auditor] unknown key 'thresholds.negligible-rell' "
-                   "(did you mean 'thresholds.negligible-rel'?) (known: thresholds.negligible-rel, "
-                   "thresholds.negligible-std, thresholds.inconclusive-mde-rel, thresholds.mechanism-factor)\n")
+    assert err == (
+        f"auditor: error: {path}: [tool.auditor] unknown key 'thresholds.negligible-rell' "
+        "(did you mean 'thresholds.negligible-rel'?) (known: thresholds.negligible-rel, "
+        "thresholds.negligible-std, thresholds.inconclusive-mde-rel, thresholds.mechanism-factor)\n"
+    )
 
 
 def test_the_hand_made_value_rules_are_gone() -> None:

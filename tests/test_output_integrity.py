@@ -23,24 +23,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import SEED_000, SEED_001
 
+from auditor.batch.resume import KEY_FILE, Resumable, cache_folder
 from auditor.cli import main
 from auditor.formats import FORMATS
-from auditor.options import AuditOptions
-from auditor.resume import KEY_FILE, Resumable, cache_folder
-
-from conftest import SEED_000, SEED_001
+from auditor.options.models import AuditOptions
 
 NOBODY = 65534
 SECRET = "root only\n"
 AS_ROOT = os.geteuid() == 0 and shutil.which("setpriv") is not None
-needs_second_uid = pytest.mark.skipif(not AS_ROOT and not os.environ.get("CI"),
-                                      reason="needs root and setpriv for a second uid (never skipped in CI)")
+needs_second_uid = pytest.mark.skipif(
+    not AS_ROOT and not os.environ.get("CI"), reason="needs root and setpriv for a second uid (never skipped in CI)"
+)
 
 
 def _as_agent(*argv: str) -> None:
-    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", *argv],
-                   check=True, timeout=30)
+    subprocess.run(
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", *argv], check=True, timeout=30
+    )
 
 
 @pytest.fixture
@@ -266,7 +267,8 @@ def test_an_honest_resume_skips_what_was_audited(capsys, tmp_path, jobs) -> None
     assert "1 transcript already audited, 2 to go" in err and "not trusted" not in err
     assert out.read_text(encoding="utf-8").splitlines()[0] == first  # kept as it was, not redone
     assert sorted(Path(line["source"]).name for line in _result_lines(out)) == sorted(
-        [SEED_000.name, SEED_001.name, "empty.txt"])
+        [SEED_000.name, SEED_001.name, "empty.txt"]
+    )
 
 
 def test_a_resume_under_a_baseline_trusts_its_own_lines(capsys, tmp_path) -> None:

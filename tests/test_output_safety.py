@@ -23,17 +23,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from conftest import SEED_000, as_transcript, experiment_workspace, load_answer, seed_answer
 
 from auditor.audit import AuditResult, internal_error
 from auditor.cli import main
 from auditor.findings import Finding, Severity
 from auditor.formats import FORMATS, Run, writer
-from auditor.options import AuditOptions, RerunOptions
+from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun.record import RerunRecord
-
-from conftest import SEED_000, as_transcript, experiment_workspace, load_answer, seed_answer
 
 # Everything a terminal or a browser may act on: C0 but tab and newline, DEL, C1, bidi overrides.
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -99,7 +96,8 @@ def test_hostile_batch_table_and_statistics(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["[", "[bold", "[bold]x.txt", "\x1b[2K\x1b]0;t\x07x.txt", "a\u202etxt.exe", os.fsdecode(b"not-utf8-\xff.txt")]
+    "name",
+    ["[", "[bold", "[bold]x.txt", "\x1b[2K\x1b]0;t\x07x.txt", "a\u202etxt.exe", os.fsdecode(b"not-utf8-\xff.txt")],
 )
 def test_file_names_are_data_not_markup_or_controls(tmp_path, capsys, name) -> None:
     path = tmp_path / name
@@ -125,12 +123,29 @@ def test_folder_named_bracket_in_the_batch_title(tmp_path, capsys) -> None:
     assert f"{folder}/" in out.replace("\n", "")
 
 
-# A result's recomputed and claimed values, complete as the JSON contract wants them (auditor.contract).
-_RECOMPUTED = {"n_pairs": 8, "delta_mean": -0.01, "idea_wins": 4, "p_value": 0.5, "p_value_one_sided": 0.25,
-               "mde": 0.02, "mde_rel_pct": 0.2, "verdict": "no measurable effect", "p_value_method": "exact",
-               "baseline_mean": 10.0, "idea_mean": 9.99}
-_CLAIMED = {"n_pairs": 8, "delta_mean": -0.01, "idea_wins": 7, "p_value": 0.01, "mde": None, "mde_rel_pct": None,
-            "verdict": "no measurable effect"}
+# A result's recomputed and claimed values, complete as the JSON contract wants them (auditor.formats.contract).
+_RECOMPUTED = {
+    "n_pairs": 8,
+    "delta_mean": -0.01,
+    "idea_wins": 4,
+    "p_value": 0.5,
+    "p_value_one_sided": 0.25,
+    "mde": 0.02,
+    "mde_rel_pct": 0.2,
+    "verdict": "no measurable effect",
+    "p_value_method": "exact",
+    "baseline_mean": 10.0,
+    "idea_mean": 9.99,
+}
+_CLAIMED = {
+    "n_pairs": 8,
+    "delta_mean": -0.01,
+    "idea_wins": 7,
+    "p_value": 0.01,
+    "mde": None,
+    "mde_rel_pct": None,
+    "verdict": "no measurable effect",
+}
 
 
 def _constructed_run() -> Run:
@@ -146,11 +161,23 @@ def _constructed_run() -> Run:
         recomputed=_RECOMPUTED,
         claimed={**_CLAIMED, "verdict": HOSTILE},
         # Every string of the rerun record an agent can steer: the command, the device it claims, the limits' note.
-        rerun=replace(RerunRecord(sandbox="bubblewrap"), device="cpu", command=("python", f"b.py{HOSTILE}"),
-                      claimed_device=f"cpu{HOSTILE}", seconds=1.0, exit_code=1,
-                      limits={"note": HOSTILE}).to_dict(),
-        cross={"track": HOSTILE, "model": "mlp", "baseline_cfg": {f"lr{HOSTILE}": [HOSTILE]},
-               "baseline_per_seed": [1.5, 2.5], "baseline_pointer": f"/b{HOSTILE}", "verdict_pointer": "/v"},
+        rerun=replace(
+            RerunRecord(sandbox="bubblewrap"),
+            device="cpu",
+            command=("python", f"b.py{HOSTILE}"),
+            claimed_device=f"cpu{HOSTILE}",
+            seconds=1.0,
+            exit_code=1,
+            limits={"note": HOSTILE},
+        ).to_dict(),
+        cross={
+            "track": HOSTILE,
+            "model": "mlp",
+            "baseline_cfg": {f"lr{HOSTILE}": [HOSTILE]},
+            "baseline_per_seed": [1.5, 2.5],
+            "baseline_pointer": f"/b{HOSTILE}",
+            "verdict_pointer": "/v",
+        },
     )
     return Run((result, result))
 
@@ -189,7 +216,7 @@ def test_sanitizer_keeps_honest_text_and_strips_the_rest() -> None:
 
 
 def test_rerun_spinner_shows_agent_text_as_text(monkeypatch) -> None:
-    from auditor.progress import rerun_spinner
+    from auditor.batch.progress import rerun_spinner
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -284,8 +311,20 @@ def test_huge_integer_reported_end_to_end_without_x000(tmp_path, capsys) -> None
     report = json.loads(json.dumps(document["bench_report"]))
     report["baseline"]["full"]["per_seed"][0] = HUGE
     (workspace / "bench_report.json").write_text(json.dumps(report), encoding="utf-8")
-    code = main(["audit", str(answer), "--rerun", "--device", "cpu", "--unsafe-no-sandbox",
-                 "--format", "json", "--quiet", "--isolated"])
+    code = main(
+        [
+            "audit",
+            str(answer),
+            "--rerun",
+            "--device",
+            "cpu",
+            "--unsafe-no-sandbox",
+            "--format",
+            "json",
+            "--quiet",
+            "--isolated",
+        ]
+    )
     rules = {f["rule"] for f in json.loads(capsys.readouterr().out)["results"][0]["findings"]}
     assert code == 1 and "R806" in rules and "X000" not in rules
 
@@ -349,14 +388,28 @@ def test_clean_results_are_the_same_objects_and_lines_hold_only_cleaned_text() -
     from auditor.formats.jsonl import result_line
     from auditor.formats.safe import clean_result
 
-    honest = AuditResult("a/b.txt", "fail", (Finding("A302", Severity.ERROR, "mean 1.5 — Δ", "/x", 1.5, 1.25),),
-                         recomputed=_RECOMPUTED, claimed={**_CLAIMED, "verdict": "idea better \u200f"})
+    honest = AuditResult(
+        "a/b.txt",
+        "fail",
+        (Finding("A302", Severity.ERROR, "mean 1.5 — Δ", "/x", 1.5, 1.25),),
+        recomputed=_RECOMPUTED,
+        claimed={**_CLAIMED, "verdict": "idea better \u200f"},
+    )
     assert clean_result(honest) is honest
-    hostile = AuditResult("a\x1b[2Kb.txt", "fail", (Finding("A302", Severity.ERROR, "m\u202e", "/x\r", "\x07", 1.0),),
-                          recomputed=None, claimed={**_CLAIMED, "verdict": "ok\u009b31m"})
+    hostile = AuditResult(
+        "a\x1b[2Kb.txt",
+        "fail",
+        (Finding("A302", Severity.ERROR, "m\u202e", "/x\r", "\x07", 1.0),),
+        recomputed=None,
+        claimed={**_CLAIMED, "verdict": "ok\u009b31m"},
+    )
     cleaned = clean_result(hostile)
     assert cleaned.source == "ab.txt" and cleaned.findings[0].message == "m" and cleaned.claimed["verdict"] == "ok"
     assert json.loads(result_line(honest))["claimed"]["verdict"] == "idea better \u200f"  # marks are not controls
     line = json.loads(result_line(hostile))
     assert line["source"] == "ab.txt" and line["claimed"]["verdict"] == "ok"
-    assert (line["findings"][0]["message"], line["findings"][0]["pointer"], line["findings"][0]["claimed"]) == ("m", "/x\n", "")
+    assert (line["findings"][0]["message"], line["findings"][0]["pointer"], line["findings"][0]["claimed"]) == (
+        "m",
+        "/x\n",
+        "",
+    )

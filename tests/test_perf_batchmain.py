@@ -10,18 +10,17 @@ from __future__ import annotations
 import math
 from array import array
 
+from conftest import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor.config import Config, resolve
-from auditor.executors import audit_task
+from auditor.batch.executors import audit_task
+from auditor.batch.session import SessionOptions, _kept_after_streaming, run_session
 from auditor.findings import Finding, Severity
-from auditor.options import AuditOptions
+from auditor.options.config import Config, resolve
+from auditor.options.models import AuditOptions
 from auditor.result import AuditResult, Status
 from auditor.rules.cross import _first_difference
-from auditor.session import SessionOptions, _kept_after_streaming, run_session
-
-from conftest import FIXTURES
 
 _VALUES = st.lists(st.floats() | st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 1e-300]), max_size=6)
 
@@ -46,8 +45,11 @@ def test_kept_findings_are_those_that_can_decide_the_status() -> None:
         options = AuditOptions(fail_on=fail_on)
         kept = _kept_after_streaming(result, options).findings
         # The rule as _kept_after_streaming documents it: at or above fail-on, and every error.
-        assert kept == tuple(f for f in findings if f.severity is Severity.ERROR
-                             or (fail_on is not None and f.severity.rank >= fail_on.rank))
+        assert kept == tuple(
+            f
+            for f in findings
+            if f.severity is Severity.ERROR or (fail_on is not None and f.severity.rank >= fail_on.rank)
+        )
 
 
 def _pool_in_this_process(arrivals):  # noqa: ANN001, ANN202
@@ -70,7 +72,7 @@ def _pool_in_this_process(arrivals):  # noqa: ANN001, ANN202
 
 
 def test_lines_are_in_the_file_before_the_pool_is_waited_on(tmp_path, monkeypatch) -> None:
-    import auditor.session as session
+    import auditor.batch.session as session
 
     out = tmp_path / "out.jsonl"
     seen: list[int] = []
@@ -93,7 +95,7 @@ def test_workers_send_back_the_lines_and_kept_results_a_run_in_this_process_make
     """jobs=2 (worker processes make each line and kept result) against jobs=1 (this process does)."""
     import pickle
 
-    from auditor.discovery import discover
+    from auditor.files.discovery import discover
 
     paths = discover([str(FIXTURES / "batches"), str(FIXTURES / "defects"), str(FIXTURES / "answers")])
     assert len(paths) >= 16  # enough for two worker processes (executors.MIN_TASKS_PER_PROCESS)
@@ -101,8 +103,9 @@ def test_workers_send_back_the_lines_and_kept_results_a_run_in_this_process_make
     runs, lines = [], []
     for jobs in (1, 2):
         out = tmp_path / f"jobs{jobs}.jsonl"
-        runs.append(run_session(paths, settings, SessionOptions(format="jsonl", output=str(out), jobs=jobs,
-                                                                quiet=True)))
+        runs.append(
+            run_session(paths, settings, SessionOptions(format="jsonl", output=str(out), jobs=jobs, quiet=True))
+        )
         lines.append(out.read_text(encoding="utf-8").splitlines())
     one, two = lines
     assert sorted(one[:-1]) == sorted(two[:-1]) and one[-1] == two[-1]  # lines come in completion order
@@ -121,7 +124,7 @@ def test_workers_send_back_the_lines_and_kept_results_a_run_in_this_process_make
 
 def test_a_result_json_cannot_write_reaches_the_parent_whole() -> None:
     """The parent then fails on it where it always did, writing its line (json refuses NaN)."""
-    from auditor.session import _ready_to_stream
+    from auditor.batch.session import _ready_to_stream
 
     broken = AuditResult("a.txt", Status.PASS, (), recomputed={"p_value": math.nan})
     assert _ready_to_stream(broken, AuditOptions()) is broken
@@ -134,7 +137,7 @@ def test_cycle_collection_pauses_while_results_arrive_and_comes_back(tmp_path, m
     enabled again afterwards, after an interrupt too, and left off for a caller that turned it off."""
     import gc
 
-    import auditor.session as session
+    import auditor.batch.session as session
 
     enabled_while_arriving: list[bool] = []
 
@@ -174,7 +177,7 @@ def test_cycle_collection_pauses_while_results_arrive_and_comes_back(tmp_path, m
     # A dask client's event loop and sandboxed reruns make cyclic garbage: collected as usual.
     from dataclasses import replace
 
-    from auditor.options import RerunOptions
+    from auditor.options.models import RerunOptions
 
     for rerun, dask in ((RerunOptions(), None), (None, "tcp://127.0.0.1:1")):
         enabled_while_arriving.clear()
@@ -193,7 +196,7 @@ def test_workers_forked_while_collection_is_paused_collect_as_usual() -> None:
     """The parent pauses its collector around the pool (session); its workers are long-lived and collect."""
     import gc
 
-    from auditor.executors import AuditPool, Task
+    from auditor.batch.executors import AuditPool, Task
 
     paths = sorted(str(p) for p in (FIXTURES / "answers").glob("*.txt")) * 10  # enough for two workers
     gc.disable()

@@ -6,9 +6,9 @@ import json
 from array import array
 from pathlib import Path
 
-from auditor.config import Config, resolve
+from auditor.batch.session import SessionOptions, run_session
 from auditor.extracts import CrossFacts, compact_cross
-from auditor.session import SessionOptions, run_session
+from auditor.options.config import Config, resolve
 
 BATCH = sorted(str(p) for p in (Path(__file__).resolve().parent.parent / "fixtures" / "batches" / "x901").glob("*.txt"))
 
@@ -27,8 +27,12 @@ def test_jsonl_summary_and_late_findings_match_a_run_that_keeps_every_result(tmp
     assert summary["summary"] == written["summary"]
     assert summary["cross"] == written["cross"]
     late = [(f["source"], f["rule"], f["message"]) for f in summary["late_findings"]]
-    cross_found = [(r["source"], f["rule"], f["message"]) for r in written["results"] for f in r["findings"]
-                   if f["rule"].startswith("X9")]
+    cross_found = [
+        (r["source"], f["rule"], f["message"])
+        for r in written["results"]
+        for f in r["findings"]
+        if f["rule"].startswith("X9")
+    ]
     assert late and sorted(late) == sorted(cross_found)  # X901 fires in this batch
     # The run's results end with the statuses a whole run gives (the exit status reads them).
     assert [r.status for r in streamed.results] == [r.status for r in whole.results]
@@ -52,8 +56,9 @@ def test_jsonl_run_keeps_only_the_facts_the_cross_checks_compare(tmp_path) -> No
 
 def test_writing_a_baseline_keeps_every_finding(tmp_path) -> None:
     settings = resolve(Config())
-    options = SessionOptions(format="jsonl", output=str(tmp_path / "out.jsonl"),
-                             write_baseline=str(tmp_path / "baseline.json"), quiet=True)
+    options = SessionOptions(
+        format="jsonl", output=str(tmp_path / "out.jsonl"), write_baseline=str(tmp_path / "baseline.json"), quiet=True
+    )
     run = run_session(BATCH, settings, options)
     streamed = [len(line["findings"]) for line in _lines(tmp_path / "out.jsonl")[:-1]]
     assert sum(len(r.findings) for r in run.results) >= sum(streamed) > 0

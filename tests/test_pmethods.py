@@ -11,11 +11,10 @@ import warnings
 import numpy as np
 import pytest
 import scipy.stats
-
-from auditor import pmethods
-from auditor.pmethods import AlternativeP, alternative_p_values, matching_methods
-
 from conftest import seed_answer
+
+from auditor.stats import pmethods
+from auditor.stats.pmethods import AlternativeP, alternative_p_values, matching_methods
 
 ALL_KEYS = [
     "paired-t",
@@ -313,7 +312,7 @@ def test_ten_thousand_pairs_finish_and_are_deterministic() -> None:
 def test_scipy_stats_is_never_imported() -> None:
     code = (
         "import sys, numpy as np\n"
-        "from auditor.pmethods import alternative_p_values\n"
+        "from auditor.stats.pmethods import alternative_p_values\n"
         "assert 'scipy' not in sys.modules\n"
         "alternative_p_values(np.arange(12.0), np.arange(12.0) ** 1.1)\n"
         "assert 'scipy.stats' not in sys.modules, 'scipy.stats imported'\n"

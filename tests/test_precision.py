@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from auditor.precision import (
+from auditor.stats.precision import (
     U32,
     Noise,
     accumulation_noise,

@@ -18,14 +18,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import SEED_000, SEED_001
 
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("pre_commit") is None,
-                       reason="needs pre-commit (pip install -e '.[test]' installs it)"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("pre_commit") is None, reason="needs pre-commit (pip install -e '.[test]' installs it)"
+    ),
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
 ]
 
@@ -81,7 +81,11 @@ def _try_repo(repositories, *selection: str) -> subprocess.CompletedProcess[str]
     hook, scratch, env = repositories
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hook), "auditor", "--color", "never", *selection],
-        cwd=scratch, env=env, capture_output=True, text=True, timeout=300,
+        cwd=scratch,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

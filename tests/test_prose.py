@@ -7,17 +7,16 @@ import string
 import sys
 
 import pytest
+from conftest import FIXTURES, codes, seed_answer
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rule_context import run_rule
 
 from auditor import prose
 from auditor.audit import audit_path
+from auditor.options.models import AuditOptions
 from auditor.prose import claims, numbers, relative, resamples
 from auditor.prose.scanning import fold, matches_at
-from auditor.options import AuditOptions
-
-from conftest import FIXTURES, codes, seed_answer
-from rule_context import run_rule
 
 
 def test_seed_000_verdict_sentence() -> None:
@@ -271,7 +270,7 @@ def test_v406_p_bounds_the_report_violates(sentence: str) -> None:
     answer = seed_answer()
     answer["verdict"] = sentence
     [f] = run_rule("V406", answer)
-    assert f"\"{sentence}\"" in f.message and "0.01475" in f.message
+    assert f'"{sentence}"' in f.message and "0.01475" in f.message
 
 
 # --------------------------------------------------------------------------- relative changes: extraction
@@ -434,8 +433,11 @@ def test_relative_change_metric_names() -> None:
 @pytest.mark.parametrize(
     ("text", "quoted"),
     [
-        ("the gradient tail above the threshold averaged 0.00137, confirming the mechanism prediction, "
-         "a 4.1% reduction in test MSE.", "a 4.1% reduction"),
+        (
+            "the gradient tail above the threshold averaged 0.00137, confirming the mechanism prediction, "
+            "a 4.1% reduction in test MSE.",
+            "a 4.1% reduction",
+        ),
         ("the clip fraction was 0.0017 and the tail 0.0014, a 4.1% reduction in MSE", "a 4.1% reduction"),
     ],
 )
@@ -797,7 +799,14 @@ def test_lower_case_patterns_match_folded_text_like_ignorecase(text: str) -> Non
 # Claims, their words alone, and what sits around them.
 _PIECES = [
     *("7/8 wins", "7 / 8 seeds won", "7 of 8 wins", "7 out of 8 paired seeds won", "wins 7 of 8", "won on 7/8"),
-    *("idea_wins=7/8", "idea wins: 7", "WINS = 7", "delta_mean=0.5", "mean paired difference of 0.5", "paired diff 0.5"),
+    *(
+        "idea_wins=7/8",
+        "idea wins: 7",
+        "WINS = 7",
+        "delta_mean=0.5",
+        "mean paired difference of 0.5",
+        "paired diff 0.5",
+    ),
     *("mean_delta -1", "target delta_mean=1", "7", "/", "of", "win", "won", "idea", "delta", "diff", "mean", "paired"),
     *(" ", "  ", "_", "=", ":", "x", "0.5", "%", "-", ". "),
 ]

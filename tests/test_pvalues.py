@@ -1,4 +1,4 @@
-"""Which claimed p-values an honest sign-flip test could have printed (auditor.pvalues)."""
+"""Which claimed p-values an honest sign-flip test could have printed (auditor.stats.pvalues)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from auditor.precision import printed
-from auditor.pvalues import (
+from auditor.stats.precision import printed
+from auditor.stats.pvalues import (
     COMMON_RESAMPLES,
     CONVENTIONS,
     DEFAULT_RESAMPLES,
@@ -22,7 +22,7 @@ from auditor.pvalues import (
     agreement,
     monte_carlo_agreement,
 )
-from auditor.stats import PBand
+from auditor.stats.summary import PBand
 
 SEED_000 = PBand(0.015625, 0.015625)  # exact 4/256
 
@@ -37,7 +37,9 @@ def test_exact_and_rounded_claims() -> None:
 def test_seed_000_is_a_count_over_20000_draws() -> None:
     agreed = agreement(0.01475, SEED_000)
     assert agreed.consistent
-    assert agreed.resamples is not None and 0.01475 * agreed.resamples == pytest.approx(round(0.01475 * agreed.resamples))
+    assert agreed.resamples is not None and 0.01475 * agreed.resamples == pytest.approx(
+        round(0.01475 * agreed.resamples)
+    )
 
 
 def _simulate(p_true: float, resamples: int, convention: str, rng: np.random.Generator) -> float:
@@ -170,8 +172,10 @@ def test_summed_tails_decide_as_scipy_does() -> None:
     assert 0.2 < np.mean(reached) < 0.8  # both answers were tested, many times
 
 
-@pytest.mark.parametrize(("k", "n", "p", "upper"), [(3, 10, 1.0, True), (10, 10, 1.0, True), (9, 10, 1.0, False),
-                                                    (1, 10, 0.0, True), (0, 10, 0.0, False)])
+@pytest.mark.parametrize(
+    ("k", "n", "p", "upper"),
+    [(3, 10, 1.0, True), (10, 10, 1.0, True), (9, 10, 1.0, False), (1, 10, 0.0, True), (0, 10, 0.0, False)],
+)
 def test_certain_outcomes_decide_as_scipy_does(k: int, n: int, p: float, upper: bool) -> None:
     from scipy.special import bdtr, bdtrc
 

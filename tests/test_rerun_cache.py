@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, as_transcript, load_answer, needs_bubblewrap, rules_of
 
-from auditor.options import AuditOptions, RerunOptions
+from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun import cache, probe_memo, run_and_compare
 from auditor.rerun.device import Interpreter
 from auditor.rerun.spec import Confinement, Limits, Outcome
@@ -61,8 +61,7 @@ def runs(counter: Path) -> int:
 
 
 def rerun(document: dict, folder: Path, cache_dir: Path, **overrides):
-    overrides = {"device": "cpu", "timeout": 60, "unsafe_no_sandbox": True, "cache_dir": str(cache_dir),
-                 **overrides}
+    overrides = {"device": "cpu", "timeout": 60, "unsafe_no_sandbox": True, "cache_dir": str(cache_dir), **overrides}
     return run_and_compare(document, str(folder / "answer.txt"), RerunOptions(**overrides), AuditOptions())
 
 
@@ -188,7 +187,8 @@ def test_a_run_whose_statistics_differ_carries_its_own(setup) -> None:
     assert "R804" in rules_of(findings)
     assert record["idea"][0] == claimed[0] + 1.0 and record["idea"][1:] == claimed[1:]
     assert record["delta_mean"] == pytest.approx(
-        sum(i - b for i, b in zip(record["idea"], record["baseline"])) / len(claimed))
+        sum(i - b for i, b in zip(record["idea"], record["baseline"])) / len(claimed)
+    )
     assert 0 < record["p_value"] <= 1
 
 
@@ -259,8 +259,14 @@ def test_the_probe_answer_is_remembered_until_a_package_folder_changes(tmp_path:
     packages, bin_dir = tmp_path / "site-packages", tmp_path / "bin"
     packages.mkdir()
     bin_dir.mkdir()
-    interpreter = Interpreter(path=sys.executable, paths=(str(bin_dir),), torch_version="2.0", gpus=0,
-                              torch_error=None, reported=(str(packages),))
+    interpreter = Interpreter(
+        path=sys.executable,
+        paths=(str(bin_dir),),
+        torch_version="2.0",
+        gpus=0,
+        torch_error=None,
+        reported=(str(packages),),
+    )
     folder = cache.entries_folder(str(tmp_path / "cache"))
     assert probe_memo.recall(folder, sys.executable, None) is None
     probe_memo.remember(folder, sys.executable, None, interpreter)
@@ -295,8 +301,9 @@ def test_the_sandboxed_run_is_served_from_the_cache(tmp_path: Path) -> None:
 
 
 def _start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("wb"),
-                            start_new_session=True)
+    return subprocess.Popen(
+        argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log.open("wb"), start_new_session=True
+    )
 
 
 def _scheduler_address(path: Path, process: subprocess.Popen, log: Path) -> str:
@@ -320,15 +327,46 @@ def test_a_rerun_on_a_dask_cluster_is_served_from_the_cache(tmp_path: Path) -> N
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     scheduler_file = tmp_path / "scheduler.json"
     dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-    scheduler = _start([*dask, "--scheduler-file", str(scheduler_file), "--port", "0",
-                        "--dashboard-address", ":0"], env, tmp_path / "scheduler.log")
+    scheduler = _start(
+        [*dask, "--scheduler-file", str(scheduler_file), "--port", "0", "--dashboard-address", ":0"],
+        env,
+        tmp_path / "scheduler.log",
+    )
     worker = None
     try:
         address = _scheduler_address(scheduler_file, scheduler, tmp_path / "scheduler.log")
-        worker = _start([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1",
-                         "--nthreads", "1", "--no-dashboard"], env, tmp_path / "worker.log")
-        argv = [sys.executable, "-m", "auditor", "audit", str(folder / "answer.txt"), "--rerun", "--dask", address,
-                "--device", "cpu", "--unsafe-no-sandbox", "--cache-dir", str(cache_dir), "--format", "json"]
+        worker = _start(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                address,
+                "--nworkers",
+                "1",
+                "--nthreads",
+                "1",
+                "--no-dashboard",
+            ],
+            env,
+            tmp_path / "worker.log",
+        )
+        argv = [
+            sys.executable,
+            "-m",
+            "auditor",
+            "audit",
+            str(folder / "answer.txt"),
+            "--rerun",
+            "--dask",
+            address,
+            "--device",
+            "cpu",
+            "--unsafe-no-sandbox",
+            "--cache-dir",
+            str(cache_dir),
+            "--format",
+            "json",
+        ]
         records = []
         for _ in range(2):
             done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)

@@ -6,9 +6,9 @@ import json
 import uuid
 from pathlib import Path
 
-from auditor.cli import main
-
 from conftest import EXPERIMENTS, experiment_workspace, needs_sandbox_and_torch
+
+from auditor.cli import main
 
 
 def _json_run(capsys, *argv: str) -> tuple[int, dict]:

@@ -17,18 +17,30 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import (
+    EXPERIMENTS,
+    MiB,
+    experiment_workspace,
+    load_answer,
+    needs_sandbox_and_torch,
+    processes_with,
+    rules_of,
+)
 
 from auditor.audit import audit_path
-from auditor.options import AuditOptions, RerunOptions
+from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun import DeviceUnavailable, run_and_compare
 from auditor.rerun.device import probe_interpreter, resolve_python
 
-from conftest import EXPERIMENTS, MiB, experiment_workspace, load_answer, needs_sandbox_and_torch
-from conftest import processes_with, rules_of
-
 pytestmark = needs_sandbox_and_torch
-TORCH_EXPERIMENTS = ("clip_honest", "clip_noop", "adamw_honest", "edited_numbers", "fabricated",
-                     "shipped_report_differs")
+TORCH_EXPERIMENTS = (
+    "clip_honest",
+    "clip_noop",
+    "adamw_honest",
+    "edited_numbers",
+    "fabricated",
+    "shipped_report_differs",
+)
 
 
 def rerun(name: str, document: dict | None = None, workspace: Path | None = None, **overrides):

@@ -11,10 +11,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import BENCH_SCRIPT, EXPERIMENTS, experiment_workspace, load_answer, rules_of
 
 from auditor.errors import AuditorError
 from auditor.findings import all_rules
-from auditor.options import AuditOptions, RerunOptions
+from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun import SandboxUnavailable, run_and_compare, sandbox
 from auditor.rerun.command import CommandRefused, parse_how_to_run
 from auditor.rerun.compare import (
@@ -26,8 +27,6 @@ from auditor.rerun.compare import (
     json_differences,
     shipped_report_finding,
 )
-
-from conftest import BENCH_SCRIPT, EXPERIMENTS, experiment_workspace, load_answer, rules_of
 
 
 def rerun(document: dict, workspace: Path, **overrides) -> tuple[list, dict]:
@@ -43,8 +42,11 @@ def rerun(document: dict, workspace: Path, **overrides) -> tuple[list, dict]:
     [
         ("/home/maxwelhelp/main/bin/python3 bench_kurtosis.py", "bench_kurtosis.py", ()),
         ("python bench.py", "bench.py", ()),
-        ("/usr/bin/python3.11 src/bench.py --epochs 3 --out=report.json", "src/bench.py",
-         ("--epochs", "3", "--out=report.json")),
+        (
+            "/usr/bin/python3.11 src/bench.py --epochs 3 --out=report.json",
+            "src/bench.py",
+            ("--epochs", "3", "--out=report.json"),
+        ),
         ("python3 'bench.py' seed=7", "bench.py", ("seed=7",)),
         ("python3 ./bench.py", "bench.py", ()),
     ],
@@ -227,12 +229,23 @@ def test_shipped_report_is_compared_with_the_embedded_one(tmp_path: Path) -> Non
 
 def test_the_torch_workspaces_share_one_bench_script(tmp_path: Path) -> None:
     """The repository holds the bench script once; each workspace's copy for a rerun carries that very script."""
-    runs_bench = sorted(p.parent.name for p in EXPERIMENTS.glob("*/answer.txt")
-                        if "bench.py" in load_answer(p.parent.name)["files"])
-    assert runs_bench == ["adamw_honest", "clip_honest", "clip_noop", "edited_numbers", "fabricated", "missing_file",
-                          "no_report", "shipped_report_differs"]
+    runs_bench = sorted(
+        p.parent.name for p in EXPERIMENTS.glob("*/answer.txt") if "bench.py" in load_answer(p.parent.name)["files"]
+    )
+    assert runs_bench == [
+        "adamw_honest",
+        "clip_honest",
+        "clip_noop",
+        "edited_numbers",
+        "fabricated",
+        "missing_file",
+        "no_report",
+        "shipped_report_differs",
+    ]
     assert sorted(str(p.relative_to(EXPERIMENTS)) for p in EXPERIMENTS.glob("*/bench.py")) == [
-        "clip_honest/bench.py", "no_report/bench.py"]  # no_report's own script writes no report
+        "clip_honest/bench.py",
+        "no_report/bench.py",
+    ]  # no_report's own script writes no report
     for name in runs_bench:
         own = EXPERIMENTS / name / "bench.py"
         copy = experiment_workspace(name, tmp_path / name)
@@ -255,4 +268,3 @@ def test_missing_bubblewrap_is_refused_with_the_package_name(monkeypatch: pytest
         sandbox.find_bubblewrap.cache_clear()
     assert isinstance(caught.value, AuditorError)
     assert "--unsafe-no-sandbox" in str(caught.value)
-

@@ -10,19 +10,17 @@ from __future__ import annotations
 import json
 import pickle
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import HEADER, ROOT, seed_answer
 
 from auditor.audit import audit_bytes
 from auditor.findings import Severity
-from auditor.literals import PrintedFloat
-from auditor.options import AuditOptions
+from auditor.options.models import AuditOptions
+from auditor.parse.literals import PrintedFloat
+from auditor.parse.transcript import locate
 from auditor.rules.cross import x901
-from auditor.transcript import locate
-
-from conftest import HEADER, ROOT, seed_answer
 
 sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
 from consistent import load_seed, rewrite_statistics  # noqa: E402
@@ -93,7 +91,7 @@ def test_a_mean_printed_with_a_trailing_zero_is_held_to_that_digit() -> None:
 
 
 def test_a_zero_printed_with_four_decimals_is_a_rounding_to_them() -> None:
-    """"0.0000" claims |delta| < 0.00005: true for 0.00004, false for 0.0003 (today both read as "0.0")."""
+    """ "0.0000" claims |delta| < 0.00005: true for 0.00004, false for 0.0003 (today both read as "0.0")."""
     base = [0.0912 + 0.0137 * k for k in range(8)]
     for effect, caught in ((0.00004, False), (0.0003, True)):
         shifts = [effect + 0.0002 * (-1) ** k for k in range(8)]
@@ -111,7 +109,9 @@ def test_per_seed_values_printed_rounded_pass_with_statistics_of_the_full_values
     answer = seed_answer()
     result = _audit(answer, _printed(answer, decimals))
     assert result.status == "pass", [f.message for f in result.findings]
-    assert not {"A302", "A303", "A304", "A305", "A306", "A307", "A309", "A310", "A312"} & {f.rule for f in result.findings}
+    assert not {"A302", "A303", "A304", "A305", "A306", "A307", "A309", "A310", "A312"} & {
+        f.rule for f in result.findings
+    }
 
 
 def test_a_delta_off_by_more_than_the_rounding_is_caught_with_advice_at_the_data_precision() -> None:
@@ -187,8 +187,13 @@ def test_x901_reads_a_rounded_copy_of_a_baseline_as_the_same_baseline() -> None:
     full = seed_answer()["bench_report"]["baseline"]["full"]["per_seed"]
 
     def result(values: list[float], name: str) -> SimpleNamespace:
-        cross = {"track": "tabular", "model": "mlp_tiny", "baseline_cfg": {"lr": 0.006}, "baseline_per_seed": values,
-                 "baseline_pointer": "/bench_report/baseline/full/per_seed"}
+        cross = {
+            "track": "tabular",
+            "model": "mlp_tiny",
+            "baseline_cfg": {"lr": 0.006},
+            "baseline_per_seed": values,
+            "baseline_pointer": "/bench_report/baseline/full/per_seed",
+        }
         return SimpleNamespace(cross=cross, source=name)
 
     rounded = [round(x, 4) for x in full]
@@ -202,25 +207,64 @@ def test_x901_reads_a_rounded_copy_of_a_baseline_as_the_same_baseline() -> None:
 
 # float32 metrics (printed as float64 reprs), 21 seeds: the differences tie in binary, not in the decimals.
 # Exact p over the binary values 0.04988574981689453; over the decimals, in exact arithmetic, 0.04143714904785156.
-BASE6 = [10.82161808013916, 10.330436706542969, 8.696843147277832, 10.905355453491211, 10.446374893188477,
-         9.46304702758789, 10.581117630004883, 10.364572525024414, 10.294132232666016, 10.028422355651855,
-         10.546712875366211, 9.263545989990234, 9.837090492248535, 9.5178804397583, 10.598846435546875,
-         10.039722442626953, 9.70754337310791, 9.21809196472168, 9.742807388305664, 10.008142471313477,
-         9.724396705627441]
-IDEA6 = [10.821614265441895, 10.330429077148438, 8.6968355178833, 10.905336380004883, 10.446386337280273,
-         9.463050842285156, 10.58112907409668, 10.36454963684082, 10.294136047363281, 10.028407096862793,
-         10.546709060668945, 9.263557434082031, 9.837075233459473, 9.517884254455566, 10.598827362060547,
-         10.039710998535156, 9.707554817199707, 9.218084335327148, 9.742803573608398, 10.008127212524414,
-         9.724377632141113]
+BASE6 = [
+    10.82161808013916,
+    10.330436706542969,
+    8.696843147277832,
+    10.905355453491211,
+    10.446374893188477,
+    9.46304702758789,
+    10.581117630004883,
+    10.364572525024414,
+    10.294132232666016,
+    10.028422355651855,
+    10.546712875366211,
+    9.263545989990234,
+    9.837090492248535,
+    9.5178804397583,
+    10.598846435546875,
+    10.039722442626953,
+    9.70754337310791,
+    9.21809196472168,
+    9.742807388305664,
+    10.008142471313477,
+    9.724396705627441,
+]
+IDEA6 = [
+    10.821614265441895,
+    10.330429077148438,
+    8.6968355178833,
+    10.905336380004883,
+    10.446386337280273,
+    9.463050842285156,
+    10.58112907409668,
+    10.36454963684082,
+    10.294136047363281,
+    10.028407096862793,
+    10.546709060668945,
+    9.263557434082031,
+    9.837075233459473,
+    9.517884254455566,
+    10.598827362060547,
+    10.039710998535156,
+    9.707554817199707,
+    9.218084335327148,
+    9.742803573608398,
+    10.008127212524414,
+    9.724377632141113,
+]
 
 
-@pytest.mark.parametrize(("p_value", "honest"), [
-    (0.04988574981689453, True),  # exact, binary float64
-    (0.04143714904785156, True),  # exact, rational arithmetic on the printed decimals
-    (0.0414, True),
-    (0.0331, False),
-    (0.0601, False),
-])
+@pytest.mark.parametrize(
+    ("p_value", "honest"),
+    [
+        (0.04988574981689453, True),  # exact, binary float64
+        (0.04143714904785156, True),  # exact, rational arithmetic on the printed decimals
+        (0.0414, True),
+        (0.0331, False),
+        (0.0601, False),
+    ],
+)
 def test_both_honest_exact_p_values_are_accepted(p_value: float, honest: bool) -> None:
     answer = rewrite_statistics(load_seed("000"), baseline=BASE6, idea=IDEA6)
     assert answer["bench_report"]["comparison"]["p_value"] == 0.04988574981689453
@@ -232,8 +276,8 @@ def test_both_honest_exact_p_values_are_accepted(p_value: float, honest: bool) -
 def test_a_literal_reads_the_same_whatever_else_the_text_holds(literal: str) -> None:
     """An exponent literal keeps its digits with or without another literal (or a "0e" in a string) beside it:
     the answer cannot choose its reading by what it prints elsewhere."""
-    from auditor.precision import printed
-    from auditor.transcript import locate_text
+    from auditor.parse.transcript import locate_text
+    from auditor.stats.precision import printed
 
     readings = set()
     for extra in ("", ', "x": 0.10', ', "s": "0e"'):

@@ -11,13 +11,12 @@ from __future__ import annotations
 import sys
 
 import pytest
-
-from auditor.audit import build_context
-from auditor.options import AuditOptions
-from auditor.rules.degenerate import D501
-
 from conftest import ROOT, seed_answer
 from test_rounding import _audit, _errors
+
+from auditor.audit import build_context
+from auditor.options.models import AuditOptions
+from auditor.rules.degenerate import D501
 
 sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
 from consistent import load_seed, rewrite_statistics  # noqa: E402
@@ -94,9 +93,9 @@ def test_the_randomized_test_runs_on_the_diffs_too(exact_max_n: int) -> None:
 
 
 def build_context_for(answer: dict, literals: dict[str, str], **options):
-    from auditor.transcript import locate
-
     from test_rounding import _text
+
+    from auditor.parse.transcript import locate
 
     document = locate(_text(answer, literals).decode(), max_bytes=1 << 24, max_depth=64).document
     return build_context(document, AuditOptions(**options))

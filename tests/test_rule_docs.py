@@ -12,7 +12,7 @@ import re
 import pytest
 
 from auditor.findings import all_rules
-from auditor.option_model import FileOptions, Thresholds
+from auditor.options.keys import FileOptions, Thresholds
 
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## How to fix")
 RULES = all_rules()
@@ -56,6 +56,11 @@ def test_doc_spells_config_keys_as_the_config_file_does(rule) -> None:
 
 def test_the_threshold_keys_are_named_where_their_rules_are_documented() -> None:
     by_code = {rule.code: rule.doc for rule in RULES}
-    for code, key in [("E701", "negligible-rel"), ("E701", "negligible-std"), ("E703", "inconclusive-mde-rel"),
-                      ("V407", "mechanism-factor"), ("A307", "mc-resamples")]:
+    for code, key in [
+        ("E701", "negligible-rel"),
+        ("E701", "negligible-std"),
+        ("E703", "inconclusive-mde-rel"),
+        ("V407", "mechanism-factor"),
+        ("A307", "mc-resamples"),
+    ]:
         assert f"`{key}`" in by_code[code], (code, key)

@@ -6,16 +6,14 @@ import math
 import sys
 
 import pytest
+from conftest import ROOT, as_transcript, codes, seed_answer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from auditor.answer.model import SweepEntry, swept_keys
 from auditor.findings import Severity
-from auditor.model import SweepEntry
-from auditor.model import swept_keys
+from auditor.parse.strings import canonical_json
 from auditor.rules import arithmetic_sweep
-from auditor.strings import canonical_json
-
-from conftest import ROOT, as_transcript, codes, seed_answer
 
 sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
 from consistent import rewrite_statistics, stats_block  # noqa: E402
@@ -98,11 +96,17 @@ def test_the_same_value_test_decides_as_numpy_did() -> None:
 
     rng = np.random.default_rng(5)
     for n in range(12):
-        for values in (np.full(n, 0.5), np.full(n, -0.0), np.where(rng.random(n) < 0.5, 0.0, -0.0),
-                       np.full(n, 7.25) + rng.choice([0.0, 5e-10, 1e-9, 2e-9], n) * 7.25,  # around rtol 1e-9
-                       rng.normal(10.0, 1.0, n), np.full(n, 5e-324)):
+        for values in (
+            np.full(n, 0.5),
+            np.full(n, -0.0),
+            np.where(rng.random(n) < 0.5, 0.0, -0.0),
+            np.full(n, 7.25) + rng.choice([0.0, 5e-10, 1e-9, 2e-9], n) * 7.25,  # around rtol 1e-9
+            rng.normal(10.0, 1.0, n),
+            np.full(n, 5e-324),
+        ):
             expected = values.size >= 2 and float(values.max() - values.min()) <= SAME_VALUE_RTOL * max(
-                float(np.abs(values).max()), np.finfo(float).tiny)
+                float(np.abs(values).max()), np.finfo(float).tiny
+            )
             assert _all_equal(tuple(values.tolist())) == expected, values
 
 
@@ -118,8 +122,12 @@ def test_e702_fires_where_one_dropped_seed_doubles_p_to_alpha(audit) -> None:
 
 
 _SWEPT_VALUES = st.recursive(
-    st.one_of(st.sampled_from([0.0, -0.0, 1.0, 1, True, False, None, math.inf, math.nan, "", "0.0", "1", 5e-324]),
-              st.floats(), st.integers(), st.text(max_size=3)),
+    st.one_of(
+        st.sampled_from([0.0, -0.0, 1.0, 1, True, False, None, math.inf, math.nan, "", "0.0", "1", 5e-324]),
+        st.floats(),
+        st.integers(),
+        st.text(max_size=3),
+    ),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=2), inner, max_size=3)),
     max_leaves=6,
 )

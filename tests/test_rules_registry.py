@@ -34,7 +34,11 @@ def test_stage_rules_are_imported_by_the_stage_that_raises_them() -> None:
     assert get_rule("p101") is P101 and P101.check is None and get_rule("X000") is X000
     found = P101.finding("no JSON here", pointer="/x", claimed=1)
     assert (found.rule, found.severity, found.message, found.pointer, found.claimed) == (
-        "P101", Severity.ERROR, "no JSON here", "/x", 1
+        "P101",
+        Severity.ERROR,
+        "no JSON here",
+        "/x",
+        1,
     )
     assert X000.finding("boom", severity=Severity.WARNING).severity is Severity.WARNING
 
@@ -60,11 +64,16 @@ def test_a_rule_is_found_by_its_name_as_by_its_code() -> None:
 def test_a_correction_advises_one_value_in_one_phrasing() -> None:
     from auditor.rules.verdict import V404
 
-    found = V404.correction('practical_verdict is "helps"', "no_effect", shown='"no_effect"', pointer="/practical_verdict",
-                            claimed="helps")
+    found = V404.correction(
+        'practical_verdict is "helps"', "no_effect", shown='"no_effect"', pointer="/practical_verdict", claimed="helps"
+    )
     assert found.message == 'practical_verdict is "helps"; set it to "no_effect"'
-    assert (found.rule, found.pointer, found.claimed, found.recomputed) == ("V404", "/practical_verdict", "helps",
-                                                                           "no_effect")
+    assert (found.rule, found.pointer, found.claimed, found.recomputed) == (
+        "V404",
+        "/practical_verdict",
+        "helps",
+        "no_effect",
+    )
     assert V404.correction("n is 9", 8, pointer="/n").message == "n is 9; set it to 8"
 
 
@@ -93,7 +102,10 @@ def _module(package, name: str, text: str) -> None:
 
 
 def test_a_new_rule_module_needs_no_registration(fresh_registry) -> None:
-    _module(fresh_registry, "extra", """
+    _module(
+        fresh_registry,
+        "extra",
+        """
         from auditor.findings import Rule, Severity, check_rule
 
         Z001 = Rule("Z001", "stage-rule", Severity.INFO, doc="A stage rule.")
@@ -102,7 +114,8 @@ def test_a_new_rule_module_needs_no_registration(fresh_registry) -> None:
         def Z002(ctx):
             \"\"\"A check rule.\"\"\"
             yield Z002.finding("found")
-        """)
+        """,
+    )
     assert sorted(findings.load_rules()) == ["Z001", "Z002"]
     assert [f.rule for f in findings.get_rule("Z002").check(None)] == ["Z002"]
 
@@ -114,33 +127,45 @@ def test_a_rule_module_that_fails_to_import_is_an_error(fresh_registry) -> None:
 
 
 def test_a_rule_bound_under_another_name_is_an_error(fresh_registry) -> None:
-    _module(fresh_registry, "typo", """
+    _module(
+        fresh_registry,
+        "typo",
+        """
         from auditor.findings import Rule, Severity
 
         Z01 = Rule("Z001", "typo", Severity.INFO)
-        """)
+        """,
+    )
     with pytest.raises(RuntimeError, match="Z01 is rule Z001"):
         findings.load_rules()
 
 
 def test_a_code_defined_twice_is_an_error(fresh_registry) -> None:
     for name in ("one", "two"):
-        _module(fresh_registry, name, """
+        _module(
+            fresh_registry,
+            name,
+            """
             from auditor.findings import Rule, Severity
 
             Z001 = Rule("Z001", "twice", Severity.INFO)
-            """)
+            """,
+        )
     with pytest.raises(RuntimeError, match="Z001 is defined twice"):
         findings.load_rules()
 
 
 def test_two_rules_of_one_name_are_an_error(fresh_registry) -> None:
-    _module(fresh_registry, "names", """
+    _module(
+        fresh_registry,
+        "names",
+        """
         from auditor.findings import Rule, Severity
 
         Z001 = Rule("Z001", "same-name", Severity.INFO)
         Z002 = Rule("Z002", "same-name", Severity.INFO)
-        """)
+        """,
+    )
     with pytest.raises(RuntimeError, match="Z001 and Z002 share the name 'same-name'"):
         findings.load_rules()
 
@@ -200,4 +225,6 @@ def test_a_finding_keeps_only_json_values_whatever_it_was_given() -> None:
         found = Finding("T601", Severity.WARNING, "m", recomputed=given)
         assert found.recomputed == expected, given
         assert json.dumps(found.recomputed, allow_nan=False) == json.dumps(expected), given
-        assert found.recomputed is not given or not isinstance(given, list)  # a list is copied, never shared with the rule
+        assert found.recomputed is not given or not isinstance(
+            given, list
+        )  # a list is copied, never shared with the rule

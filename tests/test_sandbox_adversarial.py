@@ -25,13 +25,21 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from conftest import (
+    EXPERIMENTS,
+    ROOT,
+    MiB,
+    everything_said,
+    experiment_workspace,
+    load_answer,
+    needs_bubblewrap,
+    processes_with,
+    rules_of,
+)
 
-from auditor.options import AuditOptions, RerunOptions
+from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun import run_and_compare
 from auditor.rerun.sandbox import masked_dirs
-
-from conftest import EXPERIMENTS, MiB, ROOT, experiment_workspace, load_answer, needs_bubblewrap
-from conftest import everything_said, processes_with, rules_of
 
 pytestmark = [needs_bubblewrap, pytest.mark.usefixtures("warm_sandbox")]
 
@@ -101,8 +109,9 @@ def test_fork_bomb_is_capped_killed_at_the_timeout_and_leaves_nothing() -> None:
     marker = f"auditor-forkbomb-{uuid.uuid4().hex}"
     cap, timeout = 48, 5
     with sampled(lambda: len(processes_with(marker))) as counts:
-        findings, record = rerun("hostile_forkbomb", how_to_run=f"python3 fork_bomb.py {marker} 20",
-                                 timeout=timeout, max_processes=cap)
+        findings, record = rerun(
+            "hostile_forkbomb", how_to_run=f"python3 fork_bomb.py {marker} 20", timeout=timeout, max_processes=cap
+        )
     assert record["limits"]["processes"] == cap, "the process cap must hold here (see the README's security model)"
     # bwrap's launcher and its pid 1 carry the marker too but are not the sandbox user's processes.
     assert cap // 2 <= max(counts) <= cap + 2, counts
@@ -220,8 +229,11 @@ def test_sockets_reach_nothing_on_the_host(tmp_path: Path, host_dir: Path) -> No
     # stop connect); one only the auditor's user (root) may use cannot.
     assert outcome[unix_paths["open"]].startswith("CONNECTED" if open_reachable else "refused"), outcome
     assert outcome[unix_paths["private"]].startswith("CONNECTED" if private_reachable else "refused"), outcome
-    expected = {listeners[2 + list(unix_paths).index(k)] for k in ("open", "private")
-                if (open_reachable if k == "open" else private_reachable)}
+    expected = {
+        listeners[2 + list(unix_paths).index(k)]
+        for k in ("open", "private")
+        if (open_reachable if k == "open" else private_reachable)
+    }
     assert set(reached) == expected  # TCP, UDP, masked and abstract sockets saw nothing
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import shutil
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,11 +28,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from auditor.options import AuditOptions, RerunOptions
-from auditor.rerun import cgroup, run_and_compare, sandbox, seccomp
-
 from conftest import MiB, load_answer, needs_bubblewrap
+
+from auditor.options.models import AuditOptions, RerunOptions
+from auditor.rerun import cgroup, run_and_compare, sandbox, seccomp
 
 pytestmark = [needs_bubblewrap, pytest.mark.usefixtures("warm_sandbox")]
 
@@ -143,8 +142,14 @@ def host_key() -> Iterator[tuple[int, str, bytes]]:
         pytest.skip(f"keyctl is refused to the tests here (errno {ctypes.get_errno()})")
     description = f"auditor-test-{uuid.uuid4().hex}"
     payload = f"host-secret-{uuid.uuid4().hex}".encode()
-    serial = libc.syscall(ctypes.c_long(ADD_KEY), b"user", description.encode(), payload,
-                          ctypes.c_long(len(payload)), ctypes.c_long(KEY_SPEC_SESSION_KEYRING))
+    serial = libc.syscall(
+        ctypes.c_long(ADD_KEY),
+        b"user",
+        description.encode(),
+        payload,
+        ctypes.c_long(len(payload)),
+        ctypes.c_long(KEY_SPEC_SESSION_KEYRING),
+    )
     if serial < 0:
         pytest.skip(f"add_key is refused to the tests here (errno {ctypes.get_errno()})")
     try:
@@ -157,8 +162,9 @@ def read_key(serial: int) -> bytes:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     buffer = ctypes.create_string_buffer(4096)
-    size = libc.syscall(ctypes.c_long(KEYCTL), ctypes.c_long(KEYCTL_READ), ctypes.c_long(serial), buffer,
-                        ctypes.c_long(4096))
+    size = libc.syscall(
+        ctypes.c_long(KEYCTL), ctypes.c_long(KEYCTL_READ), ctypes.c_long(serial), buffer, ctypes.c_long(4096)
+    )
     assert size >= 0, ctypes.get_errno()
     return buffer.raw[:size]
 
@@ -170,8 +176,16 @@ def test_host_session_keyring_is_out_of_reach(tmp_path: Path, host_key: tuple, o
     assert payload.decode() not in said, "the sandbox read the auditor's key"
     assert read_key(serial) == payload, "the sandbox rewrote the auditor's key"
     seen = printed(findings)
-    for what in ("read key", "read session keyring", "describe key", "update key", "add to session",
-                 "link into own keyring", "join by name", "setperm"):
+    for what in (
+        "read key",
+        "read session keyring",
+        "describe key",
+        "update key",
+        "add to session",
+        "link into own keyring",
+        "join by name",
+        "setperm",
+    ):
         assert str(seen[what]).startswith("refused"), (what, seen)
     assert description not in seen["proc keys"], seen["proc keys"]  # not even its name
     confinement = outcomes[-1].confinement
@@ -243,8 +257,17 @@ def test_dangerous_syscalls_and_socket_families_are_refused(tmp_path: Path, outc
     for protocol in ("NETFILTER", "AUDIT", "KOBJECT_UEVENT", "GENERIC", "SOCK_DIAG"):
         assert seen[f"AF_NETLINK/{protocol}"] == "EPROTONOSUPPORT", (protocol, seen)
     assert seen["io_uring_setup"] == "ENOSYS", seen  # so that libraries fall back to plain I/O
-    for call in ("userfaultfd", "bpf", "perf_event_open", "personality ADDR_NO_RANDOMIZE", "unshare CLONE_NEWUSER",
-                 "mount", "setns", "ptrace", "init_module"):
+    for call in (
+        "userfaultfd",
+        "bpf",
+        "perf_event_open",
+        "personality ADDR_NO_RANDOMIZE",
+        "unshare CLONE_NEWUSER",
+        "mount",
+        "setns",
+        "ptrace",
+        "init_module",
+    ):
         assert seen[call] == "EPERM", (call, seen)
     assert seen["personality query"] == "ok"
     # What torch.distributed (gloo) and glibc's getifaddrs need: NETLINK_ROUTE, which lists the loopback alone.
@@ -286,8 +309,7 @@ def test_foreign_abi_syscalls_kill_the_process() -> None:
         libc.syscall(0x40000000 | 39)  # x32 getpid
         print("survived", flush=True)
     """)
-    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=30,
-                          check=False)
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=30, check=False)
     assert done.stdout == "filtered\n" and done.returncode == -signal.SIGSYS, (done.returncode, done.stdout)
 
 
@@ -373,8 +395,9 @@ def test_processes_and_open_files_are_capped_in_the_cgroup(tmp_path: Path, outco
     assert leftover_cgroups() == []
 
 
-def test_without_a_cgroup_the_run_says_its_memory_cap_is_rlimit_as_only(tmp_path: Path, outcomes: list,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_cgroup_the_run_says_its_memory_cap_is_rlimit_as_only(
+    tmp_path: Path, outcomes: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(cgroup, "_mounts", dict)
     findings, record = run_script(tmp_path, "print('{}')\n")
     assert [f.rule for f in findings] == ["R807"] and record["exit_code"] == 0
@@ -411,8 +434,12 @@ def test_cgroup_v2_is_made_in_a_delegated_subtree(tmp_path: Path, monkeypatch: p
 def test_cgroups_of_dead_auditors_are_swept(tmp_path: Path) -> None:
     """An auditor killed by SIGKILL cannot remove its run's cgroup: the next run beside it does."""
     dead = 4194304 + 17  # above any pid_max: no such process
-    names = {"stale": f"auditor-rerun-{dead}-0badcafe", "fresh": f"auditor-rerun-{dead}-0000beef",
-             "alive": f"auditor-rerun-{os.getpid()}-feedf00d", "foreign": "someone-else"}
+    names = {
+        "stale": f"auditor-rerun-{dead}-0badcafe",
+        "fresh": f"auditor-rerun-{dead}-0000beef",
+        "alive": f"auditor-rerun-{os.getpid()}-feedf00d",
+        "foreign": "someone-else",
+    }
     for key, name in names.items():
         (tmp_path / name).mkdir()
         if key != "fresh":
@@ -500,8 +527,16 @@ def test_cuda_binds_only_the_nodes_cuda_needs(monkeypatch) -> None:
     """--device cuda exposes the control node, unified memory and the GPUs, not profiling or admin nodes."""
     from auditor.rerun import device
 
-    present = ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0", "/dev/nvidia1",
-               "/dev/nvidia-modeset", "/dev/nvidia-caps", "/dev/nvidia-nvswitch0"]
+    present = [
+        "/dev/nvidiactl",
+        "/dev/nvidia-uvm",
+        "/dev/nvidia-uvm-tools",
+        "/dev/nvidia0",
+        "/dev/nvidia1",
+        "/dev/nvidia-modeset",
+        "/dev/nvidia-caps",
+        "/dev/nvidia-nvswitch0",
+    ]
     monkeypatch.setattr(device.glob, "glob", lambda pattern: list(present))
     assert device.gpu_device_nodes() == ("/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidia1", "/dev/nvidiactl")
 
@@ -514,17 +549,31 @@ def _supervise(tmp_path: Path, *, auditor_alive: bool) -> tuple[int, bool, bytes
     marker = tmp_path / "experiment-ran"
     read_end, write_end = os.pipe()
     config = {
-        "stage": str(tmp_path), "work": str(tmp_path), "report_fd": write_end, "report_name": "report.json",
-        "max_report_bytes": MiB, "uid": None, "gid": None, "memory_resource": "AS",
-        "memory_bytes": 4096 * MiB, "max_file_bytes": 16 * MiB, "max_open_files": 256, "max_processes": 0,
+        "stage": str(tmp_path),
+        "work": str(tmp_path),
+        "report_fd": write_end,
+        "report_name": "report.json",
+        "max_report_bytes": MiB,
+        "uid": None,
+        "gid": None,
+        "memory_resource": "AS",
+        "memory_bytes": 4096 * MiB,
+        "max_file_bytes": 16 * MiB,
+        "max_open_files": 256,
+        "max_processes": 0,
         "keyctl": None,
     }
     command = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
     if not auditor_alive:
         os.close(read_end)  # as the kernel closes it when the auditor is killed
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--", *command],
-                              pass_fds=(write_end,), capture_output=True, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--", *command],
+            pass_fds=(write_end,),
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
     finally:
         os.close(write_end)
     said = b""

@@ -13,7 +13,6 @@ import errno
 from pathlib import Path
 
 import pytest
-
 from conftest import needs_bubblewrap
 from test_sandbox_hardening import printed, run_script
 

@@ -7,13 +7,13 @@ import json
 import sys
 
 import pytest
+from conftest import ROOT, as_transcript, codes, seed_answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from auditor.findings import Severity
-from auditor.model import Answer, BenchReport, FlatIdea, SeedStats, TunedArm, _Model
-from auditor.schema import (
+from auditor.answer.model import Answer, BenchReport, FlatIdea, SeedStats, TunedArm, _Model
+from auditor.answer.schema import (
     ANSWER_SCHEMA,
     BENCH_REPORT_SCHEMA,
     SUPPORTED_BENCH_VERSIONS,
@@ -22,8 +22,7 @@ from auditor.schema import (
     strict_copy,
     validate,
 )
-
-from conftest import ROOT, as_transcript, codes, seed_answer
+from auditor.findings import Severity
 
 sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
 from parse_schema import tuned_idea  # noqa: E402  (the fixtures' own rewrite, shared)
@@ -77,7 +76,9 @@ def test_strict_copy_closes_objects_that_list_properties_only():
     assert strict["additionalProperties"] is False
     assert strict["properties"]["a"]["additionalProperties"] is False
     assert strict["properties"]["free"]["additionalProperties"] is True
-    assert "additionalProperties" not in strict["properties"]["cfg"] or strict["properties"]["cfg"]["additionalProperties"]
+    assert (
+        "additionalProperties" not in strict["properties"]["cfg"] or strict["properties"]["cfg"]["additionalProperties"]
+    )
     assert strict["$defs"]["d"]["additionalProperties"] is False
     assert "additionalProperties" not in schema  # the original is untouched
 
@@ -101,10 +102,15 @@ VALID = {
     ),
     "minimal": lambda: edited(
         "001",
-        lambda a: [a.pop(k) for k in list(a) if k != "bench_report"]
-        + [a["bench_report"].pop(k) for k in ("track", "model", "n_seeds", "mechanism_signature")]
-        + [a["bench_report"]["comparison"].pop(k) for k in ("mde", "mde_rel_pct", "per_seed_diffs", "system_worked")]
-        + [a["bench_report"]["baseline"].pop(k) for k in ("best_cfg", "sweep")],
+        lambda a: (
+            [a.pop(k) for k in list(a) if k != "bench_report"]
+            + [a["bench_report"].pop(k) for k in ("track", "model", "n_seeds", "mechanism_signature")]
+            + [
+                a["bench_report"]["comparison"].pop(k)
+                for k in ("mde", "mde_rel_pct", "per_seed_diffs", "system_worked")
+            ]
+            + [a["bench_report"]["baseline"].pop(k) for k in ("best_cfg", "sweep")]
+        ),
     ),
     "mechanism_ok_boolean": lambda: edited("000", lambda a: a.update(mechanism_ok=True)),
     "any_track": lambda: edited("000", lambda a: a["bench_report"].update(track="reinforcement")),
@@ -228,19 +234,33 @@ VIOLATIONS = [
     ("000", "/bench_report/idea/per_seed/2", "x", ["'per_seed[2]'", "a number"], "x"),
     ("000", "/bench_report/idea/per_seed/3", None, ["'per_seed[3]'", "got null"], None),
     ("001", "/bench_report/baseline/full/per_seed", "1,2,3", ["'per_seed'", "an array"], "1,2,3"),
-    ("000", "/bench_report/metric_direction", "lower", ["'metric_direction'", '"lower is better"', 'string "lower"'], "lower"),
+    (
+        "000",
+        "/bench_report/metric_direction",
+        "lower",
+        ["'metric_direction'", '"lower is better"', 'string "lower"'],
+        "lower",
+    ),
     ("000", "/bench_report/bench_version", "1", ["'bench_version'", "an integer"], "1"),
     ("000", "/mechanism_ok", 2, ["'mechanism_ok'", "one of 0, 1, true, false"], 2),
     ("000", "/bench_report/mechanism_signature/confirmed", "yes", ["'confirmed'", "boolean"], "yes"),
     ("000", "/worked", "true", ["'worked'", "boolean"], "true"),
     ("000", "/files/0", 3, ["'files[0]'", "a string"], 3),
     ("000", "/bench_report/baseline/sweep/1/cfg", "lr=0.003", ["'cfg'", "an object"], "lr=0.003"),
-    ("000", "/bench_report/comparison/verdict", ["idea better"], ["'verdict'", "a string", "an array of 1 item"], ["idea better"]),
+    (
+        "000",
+        "/bench_report/comparison/verdict",
+        ["idea better"],
+        ["'verdict'", "a string", "an array of 1 item"],
+        ["idea better"],
+    ),
     ("000", "/bench_report", "see bench_report.json", ["'bench_report'", "an object"], "see bench_report.json"),
 ]
 
 
-@pytest.mark.parametrize("seed, path, value, words, claimed", VIOLATIONS, ids=[v[1] + "=" + repr(v[2]) for v in VIOLATIONS])
+@pytest.mark.parametrize(
+    "seed, path, value, words, claimed", VIOLATIONS, ids=[v[1] + "=" + repr(v[2]) for v in VIOLATIONS]
+)
 def test_s201_reports_the_violation_at_its_pointer(seed, path, value, words, claimed):
     findings = validate(edited(seed, _set(path, value)))
     s201 = [f for f in findings if f.rule == "S201"]
@@ -356,7 +376,9 @@ def test_s202_on_a_bare_report():
     assert [(f.rule, f.pointer) for f in validate(report)] == [("S202", "/bench_version")]
 
 
-@pytest.mark.parametrize("version, expected", [(1, []), (1.0, []), ("2", ["S201"]), (True, ["S201"]), (1.5, ["S201"]), (1e300, ["S201"])])
+@pytest.mark.parametrize(
+    "version, expected", [(1, []), (1.0, []), ("2", ["S201"]), (True, ["S201"]), (1.5, ["S201"]), (1e300, ["S201"])]
+)
 def test_s202_only_for_well_formed_versions(version, expected):
     assert rules(validate(edited("000", lambda a: a["bench_report"].update(bench_version=version)))) == expected
 

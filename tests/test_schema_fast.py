@@ -5,21 +5,20 @@ from __future__ import annotations
 import copy
 
 import pytest
+from conftest import seed_answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from test_schema import _DELETE, JSON_VALUES, SEED_POINTERS, _set, edited
 
-from auditor.schema import (
+from auditor.answer.schema import (
     ANSWER_SCHEMA,
     BENCH_REPORT_SCHEMA,
     _fast_validity,
     _validator,
     validate,
 )
-from auditor.schema_fast import UnsupportedSchema, compile_validity
-
-from conftest import seed_answer
-from test_schema import _DELETE, JSON_VALUES, SEED_POINTERS, _set, edited
+from auditor.answer.schema_fast import UnsupportedSchema, compile_validity
 
 
 @pytest.mark.parametrize("name", [ANSWER_SCHEMA, BENCH_REPORT_SCHEMA])
@@ -84,8 +83,16 @@ CASES = [
     ({"items": {"type": "number", "minimum": -1, "maximum": 1}}, [0, 2], False),
     ({"items": {"type": "number"}}, [1, True], False),
     ({"items": {"type": "string"}}, "not an array", True),
-    ({"if": {"required": ["full"]}, "then": {"required": ["x"]}, "else": {"required": ["y"]}}, {"full": 1, "x": 1}, True),
-    ({"if": {"required": ["full"]}, "then": {"required": ["x"]}, "else": {"required": ["y"]}}, {"full": 1, "y": 1}, False),
+    (
+        {"if": {"required": ["full"]}, "then": {"required": ["x"]}, "else": {"required": ["y"]}},
+        {"full": 1, "x": 1},
+        True,
+    ),
+    (
+        {"if": {"required": ["full"]}, "then": {"required": ["x"]}, "else": {"required": ["y"]}},
+        {"full": 1, "y": 1},
+        False,
+    ),
     ({"if": {"required": ["full"]}, "then": {"required": ["x"]}, "else": {"required": ["y"]}}, {"y": 1}, True),
     (True, {"anything": [1]}, True),
     ({"description": "no constraint"}, 3, True),
@@ -110,7 +117,12 @@ def test_a_nan_against_a_bound_goes_the_slow_way():
 
 @pytest.mark.parametrize(
     "schema",
-    [{"pattern": "^a"}, {"$ref": "#/$defs/x"}, {"if": {"minimum": 0}, "then": {}}, {"additionalProperties": {"type": "string"}}],
+    [
+        {"pattern": "^a"},
+        {"$ref": "#/$defs/x"},
+        {"if": {"minimum": 0}, "then": {}},
+        {"additionalProperties": {"type": "string"}},
+    ],
 )
 def test_unsupported_keywords_are_refused(schema):
     with pytest.raises(UnsupportedSchema):

@@ -9,9 +9,10 @@ models accept, is ``tests/test_schema.py``'s property test.)
 from __future__ import annotations
 
 import pytest
+from conftest import seed_answer
 from jsonschema import Draft202012Validator
 
-from auditor.model import (
+from auditor.answer.model import (
     Answer,
     BenchReport,
     Comparison,
@@ -21,9 +22,7 @@ from auditor.model import (
     TunedArm,
     idea_shape,
 )
-from auditor.schema import ANSWER_SCHEMA, BENCH_REPORT_SCHEMA, load_schema, validate
-
-from conftest import seed_answer
+from auditor.answer.schema import ANSWER_SCHEMA, BENCH_REPORT_SCHEMA, load_schema, validate
 
 REPORT = load_schema(BENCH_REPORT_SCHEMA)
 DEFS = REPORT["$defs"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from auditor.config import Config, resolve
-from auditor.result import Status
-from auditor.session import SessionOptions, run_session
-
 from conftest import SEED_000, SEED_001
+
+from auditor.batch.session import SessionOptions, run_session
+from auditor.options.config import Config, resolve
+from auditor.result import Status
 
 
 def test_run_session_takes_typed_options(tmp_path, capsys) -> None:
@@ -24,8 +24,8 @@ def test_run_session_takes_typed_options(tmp_path, capsys) -> None:
 
 def test_command_line_and_config_split_globs_and_codes_alike(tmp_path) -> None:
     """One validation rule for both sources: a comma-separated string is a list in either."""
-    from auditor.config import parse
-    from auditor.option_model import validate_command_line
+    from auditor.options.config import parse
+    from auditor.options.keys import validate_command_line
 
     table = {"include": "*.txt, *.md", "select": "a3,V4", "alpha": 0.01}
     from_file = parse(table, tmp_path / "pyproject.toml")

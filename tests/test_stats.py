@@ -9,14 +9,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import seed_answer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from auditor import stats
-from auditor.model import Answer, arm_view
-from auditor.precision import agrees, mean_noise, std_noise
-
-from conftest import seed_answer
+from auditor.answer.model import Answer, arm_view
+from auditor.stats import summary as stats
+from auditor.stats.precision import agrees, mean_noise, std_noise
 
 
 @functools.cache
@@ -170,7 +169,9 @@ def test_halves_kept_as_lists_or_arrays_count_alike(n: int) -> None:
 
 
 def _leave_one_out_one_by_one(d: np.ndarray, exact_max_n: int = stats.EXACT_MAX_N_CAP) -> list[float]:
-    return [stats.sign_flip_test(np.delete(d, k), exact_max_n=exact_max_n, bands=False).p_two_sided for k in range(d.size)]
+    return [
+        stats.sign_flip_test(np.delete(d, k), exact_max_n=exact_max_n, bands=False).p_two_sided for k in range(d.size)
+    ]
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -188,7 +189,9 @@ def test_leave_one_out_shares_one_split_when_sums_are_exact() -> None:
     p = stats.leave_one_out_p_values(d)
     assert p == _leave_one_out_one_by_one(d)
     assert p[0] == max(p) > stats.sign_flip_test(d).p_two_sided > p[2]  # dropping the big seed hurts most
-    assert stats.leave_one_out_p_values(baseline - baseline.mean()) == _leave_one_out_one_by_one(baseline - baseline.mean())
+    assert stats.leave_one_out_p_values(baseline - baseline.mean()) == _leave_one_out_one_by_one(
+        baseline - baseline.mean()
+    )
 
 
 @pytest.mark.parametrize("n", [2, 3, 8, 13, stats.LEAVE_ONE_OUT_SHARED_MAX_N])
@@ -258,8 +261,6 @@ def test_exact_40_seed_test_is_fast_enough_for_an_audit() -> None:
     assert 0.0 < result.p_two_sided < 1.0
 
 
-
-
 @pytest.mark.parametrize("n", [2, 3, 5, 8, 20, 101])
 def test_mde_matches_scipy_t(n: int) -> None:
     from scipy.stats import t  # test-only: scipy.stats stays off the audit import path
@@ -279,7 +280,11 @@ def test_summaries_agree_with_numpys(n: int) -> None:
     """Means and stds are computed on Python floats, each sum rounded once: the mean is within an ulp
     of the exact one, and what numpy prints for the same values agrees with them."""
     rng = np.random.default_rng(n)
-    for values in (rng.normal(10.0, 1.5, n), rng.normal(10.0, 1.5, n).astype(np.float32).astype(np.float64), np.full(n, 0.1)):
+    for values in (
+        rng.normal(10.0, 1.5, n),
+        rng.normal(10.0, 1.5, n).astype(np.float32).astype(np.float64),
+        np.full(n, 0.1),
+    ):
         summary = stats.summarize(values)
         exact_mean = sum(map(Fraction, values.tolist()), Fraction(0)) / n
         assert abs(Fraction(summary.mean) - exact_mean) <= Fraction(math.ulp(summary.mean))
@@ -401,7 +406,7 @@ def test_twice_the_p_of_all_bounds_every_leave_one_out_p_where_it_is_said_to(d, 
     """Where leave_one_out_within_twice_p says so (which lets E702 skip its n tests), no
     leave-one-out p exceeds twice the p of all: exact or not, seeds below and beyond the
     total, zeros, the p of all n computed with or without the arms' tolerance."""
-    from auditor.stats import leave_one_out_p_values, leave_one_out_within_twice_p, sign_flip_test
+    from auditor.stats.summary import leave_one_out_p_values, leave_one_out_within_twice_p, sign_flip_test
 
     baseline = [10.0 + k / 4 for k in range(len(d))] if from_arms else None
     idea = [b + x for b, x in zip(baseline, d)] if from_arms else None
@@ -414,7 +419,7 @@ def test_twice_the_p_of_all_bounds_every_leave_one_out_p_where_it_is_said_to(d, 
 
 def test_the_leave_one_out_bound_is_claimed_only_where_it_holds() -> None:
     """Claimed for exact sums within the shared halves, whichever way the seeds lie; not otherwise."""
-    from auditor.stats import leave_one_out_p_values, leave_one_out_within_twice_p, sign_flip_test
+    from auditor.stats.summary import leave_one_out_p_values, leave_one_out_within_twice_p, sign_flip_test
 
     d = [0.25, 0.5, 0.375, 0.125, 0.5, 0.25, 0.625, -0.0625]  # exact sums, every seed below the total
     assert leave_one_out_within_twice_p(d) and max(leave_one_out_p_values(d)) <= 2 * sign_flip_test(d).p_two_sided

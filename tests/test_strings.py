@@ -1,4 +1,4 @@
-"""auditor.strings: the canonical spelling of config values."""
+"""auditor.parse.strings: the canonical spelling of config values."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from auditor.strings import canonical_json
+from auditor.parse.strings import canonical_json
 
 
 def test_canonical_json_spells_equal_configs_alike_and_stringifies_the_rest() -> None:

@@ -1,6 +1,6 @@
-"""The generated t table (:mod:`auditor.t_table`) is scipy's ``stdtrit``, bit for bit.
+"""The generated t table (:mod:`auditor.stats.t_table`) is scipy's ``stdtrit``, bit for bit.
 
-Run as a script, this file prints the module: ``python tests/test_t_table.py > auditor/t_table.py``.
+Run as a script, this file prints the module: ``python tests/test_t_table.py > auditor/stats/t_table.py``.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ PER_LINE = 6
 
 HEADER = '''"""Two-sided 95% Student t quantiles, t(0.975, df) for df = 1..{last}: a generated table.
 
-:func:`auditor.stats.t_quantile` reads the MDE's quantile from here, so that an audit needs no
+:func:`auditor.stats.summary.t_quantile` reads the MDE's quantile from here, so that an audit needs no
 ``scipy.special`` (a few hundred ms, most of a cold ``auditor audit``).  Every entry is
 ``float(scipy.special.stdtrit(df, 0.975))``, bit for bit (``tests/test_t_table.py`` compares
 each one); other quantiles, and degrees of freedom beyond the table, fall back to ``stdtrit``.
 
-Generated; do not edit.  To regenerate: ``python tests/test_t_table.py > auditor/t_table.py``.
+Generated; do not edit.  To regenerate: ``python tests/test_t_table.py > auditor/stats/t_table.py``.
 """
 
 from __future__ import annotations
@@ -43,20 +43,22 @@ def render(values: list[float]) -> str:
     """The module's text; ``float(repr(x))`` is ``x``, bit for bit."""
     rows = [values[i : i + PER_LINE] for i in range(0, len(values), PER_LINE)]
     body = "".join(" ".join(repr(v) for v in row) + "\n" for row in rows)
-    return HEADER.format(last=len(values)) + body + '""".split()))  # noqa: SIM905 (a list literal is what this avoids)\n'
+    return (
+        HEADER.format(last=len(values)) + body + '""".split()))  # noqa: SIM905 (a list literal is what this avoids)\n'
+    )
 
 
 # The auditor's modules are imported by the tests only: the generator must run while the table is broken.
 @pytest.fixture(scope="module")
 def t_table():
-    from auditor import t_table
+    from auditor.stats import t_table
 
     return t_table
 
 
 @pytest.fixture(scope="module")
 def stats():
-    from auditor import stats
+    from auditor.stats import summary as stats
 
     return stats
 

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import codecs
 import io
-import os
 import json
+import os
 import sys
 
 import pytest
+from conftest import HEADER, SEED_000, SEED_001, as_transcript, codes, seed_answer
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from auditor.findings import Severity
-from auditor.jsonscan import line_column, scan_objects
-from auditor.transcript import Located, locate, read_source
-
-from conftest import HEADER, SEED_000, SEED_001, as_transcript, codes, seed_answer
+from auditor.parse.jsonscan import line_column, scan_objects
+from auditor.parse.transcript import Located, locate, read_source
 
 LIMITS = {"max_bytes": 16 * 1024 * 1024, "max_depth": 64}
 SEED_TEXT = SEED_000.read_text(encoding="utf-8")
@@ -243,7 +242,13 @@ def test_identical_copies_are_not_p103():
 
 @pytest.mark.parametrize(
     "literal, described",
-    [("NaN", "NaN"), ("Infinity", "Infinity"), ("-Infinity", "-Infinity"), ("1e999", "1e999"), ("-2.5E+400", "-2.5E+400")],
+    [
+        ("NaN", "NaN"),
+        ("Infinity", "Infinity"),
+        ("-Infinity", "-Infinity"),
+        ("1e999", "1e999"),
+        ("-2.5E+400", "-2.5E+400"),
+    ],
 )
 def test_p104_non_finite_p_value(literal, described):
     located = run(SEED_TEXT.replace('"p_value": 0.01475', f'"p_value": {literal}'))
@@ -280,7 +285,11 @@ def test_p104_after_earlier_decodes_and_in_other_threads():
     """The decoder is kept per thread: each answer's non-finite numbers are its own, whatever came before."""
     from concurrent.futures import ThreadPoolExecutor
 
-    texts = ['{"verdict": "x", "a": [NaN, 1]}', '{"verdict": "x", "a": [0, 1]}', HEADER + '{"verdict": "x", "b": 1e999}']
+    texts = [
+        '{"verdict": "x", "a": [NaN, 1]}',
+        '{"verdict": "x", "a": [0, 1]}',
+        HEADER + '{"verdict": "x", "b": 1e999}',
+    ]
     expected = [run(text) for text in texts]
     assert [f.pointer for f in expected[0].findings] == ["/a/0"] and expected[1].findings == ()
     assert expected[1].document == {"verdict": "x", "a": [0, 1]}
@@ -326,18 +335,21 @@ def test_p105_unreadable_input(data, words):
         (b"ab\x00c", "the input is binary, not text: NUL byte at byte offset 2"),
         (codecs.BOM_UTF8 + b"ab\x00c", "the input is binary, not text: NUL byte at byte offset 5"),
         ("ab\x00c", "the input is binary, not text: NUL character at offset 2"),
-        (codecs.BOM_UTF16_LE + "ab\x00c".encode("utf-16-le"), "the input is binary, not text: NUL character at offset 2"),
+        (
+            codecs.BOM_UTF16_LE + "ab\x00c".encode("utf-16-le"),
+            "the input is binary, not text: NUL character at offset 2",
+        ),
     ],
 )
 def test_nul_is_found_in_the_bytes_of_utf8_and_in_the_text_of_other_encodings(data, message):
-    from auditor.transcript import decode_text
+    from auditor.parse.transcript import decode_text
 
     text, problem = decode_text(data, max_bytes=1 << 20)
     assert text is None and problem.message == message
 
 
 def test_the_answer_shortcut_counts_brackets_as_the_text_holds_them():
-    from auditor.jsonscan import SHAPE_CLOSE, SHAPE_OPEN, StrictDecoder
+    from auditor.parse.jsonscan import SHAPE_CLOSE, SHAPE_OPEN, StrictDecoder
 
     text = 'x {"a": [1, {"b": "[{"}], "c": "\u00e9\\u00e9{"} y\u00e9'
     value, end, shape = StrictDecoder().raw_decode_shaped(text, 2)
@@ -351,8 +363,8 @@ def test_the_answer_shortcut_counts_brackets_as_the_text_holds_them():
 @pytest.mark.parametrize("header", ["Answer:\n", "R\u00e9ponse :\n", HEADER, "\U0001f600 done\n"])
 @pytest.mark.parametrize("wide", ["", "\u2248 \U0001f600"])
 def test_the_answer_shortcut_decodes_the_answer_of_any_header_as_written(header, wide):
-    from auditor.jsonscan import shape_of
-    from auditor.transcript import _sole_answer
+    from auditor.parse.jsonscan import shape_of
+    from auditor.parse.transcript import _sole_answer
 
     body = json.dumps({"verdict": f"p=0.01 {wide}", "bench_report": {"a": [1, {"b": "x"}]}}, ensure_ascii=False)
     parsed = _sole_answer(header + body + "\nThanks \u00e9\n", 64)
@@ -361,7 +373,7 @@ def test_the_answer_shortcut_decodes_the_answer_of_any_header_as_written(header,
 
 
 def test_an_encoding_named_decodes_what_utf8_cannot():
-    from auditor.transcript import decode_text
+    from auditor.parse.transcript import decode_text
 
     data = HEADER.encode("cp1251") + BODY.encode()
     assert decode_text(data, max_bytes=1 << 20)[0] is None
@@ -393,7 +405,9 @@ def test_read_source_problems_are_p105(tmp_path, kind):
         path.write_bytes(b"x" * 5000)
     data, problem = read_source(str(path), max_bytes=1000)
     assert data is None and problem is not None and problem.rule == "P105"
-    assert {"missing": "no such file", "directory": "directory", "empty": "empty", "too_large": "5,000"}[kind] in problem.message
+    assert {"missing": "no such file", "directory": "directory", "empty": "empty", "too_large": "5,000"}[
+        kind
+    ] in problem.message
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
@@ -432,12 +446,14 @@ def test_read_source_reads_a_file_whose_size_says_zero():
 
 def test_read_source_reads_a_file_that_grew_after_stat(tmp_path, monkeypatch):
     """The first read asks for stat's size plus one byte; a file longer by then is still read whole."""
-    import auditor.transcript as transcript
+    import auditor.parse.transcript as transcript
 
     path = tmp_path / "answer.txt"
     path.write_bytes(b"y" * 100_000)
     real_stat = os.stat
-    monkeypatch.setattr(transcript.os, "stat", lambda p, *a, **k: os.stat_result((*real_stat(p)[:6], 10, *real_stat(p)[7:])))
+    monkeypatch.setattr(
+        transcript.os, "stat", lambda p, *a, **k: os.stat_result((*real_stat(p)[:6], 10, *real_stat(p)[7:]))
+    )
     assert read_source(str(path), max_bytes=1 << 20) == (b"y" * 100_000, None)
     assert read_source(str(path), max_bytes=50_000)[1].rule == "P105"
 
@@ -494,7 +510,11 @@ def mutated_seed(draw) -> str:
     for _ in range(draw(st.integers(1, 4))):
         start = draw(st.integers(0, len(text)))
         end = draw(st.integers(start, min(len(text), start + 40)))
-        insert = draw(st.sampled_from(["", "{", "}", "[", "]", '"', "\\", ",", "NaN", "1e999", "\x00", "\ufeff", draw(st.text(max_size=8))]))
+        insert = draw(
+            st.sampled_from(
+                ["", "{", "}", "[", "]", '"', "\\", ",", "NaN", "1e999", "\x00", "\ufeff", draw(st.text(max_size=8))]
+            )
+        )
         text = text[:start] + insert + text[end:]
     return text
 
@@ -510,7 +530,7 @@ def test_locate_never_raises_on_mutated_seeds(text):
 @settings(max_examples=400, deadline=None)
 def test_the_fast_scan_finds_what_the_counted_scan_finds(text):
     """scan_objects takes the uncounted path whenever the limit cannot be hit; both must agree."""
-    from auditor.jsonscan import _scan_counted, _scan_uncounted
+    from auditor.parse.jsonscan import _scan_counted, _scan_uncounted
 
     def shape(spans):
         return [(s.start, s.end, s.depth) for s in spans]
@@ -526,17 +546,45 @@ EXTRA = "@@extra@@"  # a value swapped for an unusual literal after dumping
 @st.composite
 def transcripts_with_an_answer(draw):
     """A header, one answer object (sometimes with an odd literal) and a trailer, any of them unusual."""
-    header = draw(st.sampled_from(
-        ["", HEADER, "Answer:\n```json\n", "A [draft] answer:\n", "Note {x}:\n", 'The 5" screen:\n', "]} stray ''\n"]))
-    document = draw(st.sampled_from(
-        [seed_answer(), seed_answer("001"), {"verdict": "x"}, {"unrelated": 1}, seed_answer()["bench_report"]]))
+    header = draw(
+        st.sampled_from(
+            [
+                "",
+                HEADER,
+                "Answer:\n```json\n",
+                "A [draft] answer:\n",
+                "Note {x}:\n",
+                'The 5" screen:\n',
+                "]} stray ''\n",
+            ]
+        )
+    )
+    document = draw(
+        st.sampled_from(
+            [seed_answer(), seed_answer("001"), {"verdict": "x"}, {"unrelated": 1}, seed_answer()["bench_report"]]
+        )
+    )
     document["extra"] = EXTRA
     body = json.dumps(document, indent=draw(st.sampled_from([None, 1, "\t"])), ensure_ascii=draw(st.booleans()))
-    literal = draw(st.sampled_from(
-        ['"x"', "NaN", "-Infinity", "1e999", "1E+400", "9" * 400, '"\\ud800"', "[" * 70 + "1" + "]" * 70, "[[[1]]]"]))
+    literal = draw(
+        st.sampled_from(
+            ['"x"', "NaN", "-Infinity", "1e999", "1E+400", "9" * 400, '"\\ud800"', "[" * 70 + "1" + "]" * 70, "[[[1]]]"]
+        )
+    )
     body = body.replace(json.dumps(EXTRA), literal)
-    trailer = draw(st.sampled_from(
-        ["", "\n```\n", "\nHope this helps.\n", "\nSee {this}.\n", "\n[1] ref\n", '\n{"verdict": "y"}\n', "\n" + body]))
+    trailer = draw(
+        st.sampled_from(
+            [
+                "",
+                "\n```\n",
+                "\nHope this helps.\n",
+                "\nSee {this}.\n",
+                "\n[1] ref\n",
+                '\n{"verdict": "y"}\n',
+                "\n" + body,
+            ]
+        )
+    )
     return header + body + trailer
 
 
@@ -544,7 +592,7 @@ def transcripts_with_an_answer(draw):
 @given(transcripts_with_an_answer())
 def test_the_sole_answer_shortcut_agrees_with_the_general_search(text):
     """Whenever _sole_answer answers, the general search finds that one candidate and nothing else."""
-    from auditor.transcript import _decode_spans, _sole_answer
+    from auditor.parse.transcript import _decode_spans, _sole_answer
 
     sole = _sole_answer(text, LIMITS["max_depth"])
     if sole is None:
@@ -557,18 +605,21 @@ def test_the_sole_answer_shortcut_agrees_with_the_general_search(text):
 
 @pytest.mark.parametrize("text", [SEED_TEXT, CLEAN_VARIANTS["fenced"], CLEAN_VARIANTS["indented"], BODY])
 def test_an_ordinary_transcript_takes_the_shortcut(text):
-    from auditor.transcript import _sole_answer
+    from auditor.parse.transcript import _sole_answer
 
     assert _sole_answer(text, LIMITS["max_depth"]) is not None
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.characters(max_codepoint=0x2070) | st.sampled_from(["\ud800", "\udfff", "\udc00", "\U0001f600", "é", "\x00"]))
-       .map("".join))
+@given(
+    st.lists(
+        st.characters(max_codepoint=0x2070) | st.sampled_from(["\ud800", "\udfff", "\udc00", "\U0001f600", "é", "\x00"])
+    ).map("".join)
+)
 def test_text_input_is_refused_exactly_when_it_holds_a_surrogate(text: str) -> None:
     """A str transcript is P105 for a surrogate code point, at the first one, whichever check finds it."""
-    from auditor.jsonscan import LONE_SURROGATE
-    from auditor.transcript import decode_text
+    from auditor.parse.jsonscan import LONE_SURROGATE
+    from auditor.parse.transcript import decode_text
 
     decoded, problem = decode_text(text, max_bytes=1 << 20)
     first = LONE_SURROGATE.search(text)
@@ -579,23 +630,40 @@ def test_text_input_is_refused_exactly_when_it_holds_a_surrogate(text: str) -> N
         assert problem is None or "lone surrogate" not in problem.message
 
 
-_BYTE_PIECES = st.sampled_from([
-    b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00", b"\xed\xa0\x80", b"\xc3\xa9", b"\xe2\x88\x92", b"\xf0\x9f\x98\x80",
-    b"\xc3", b" \n", b"\r\n", b"p = 0.01475, 7/8 wins. ",
-])
+_BYTE_PIECES = st.sampled_from(
+    [
+        b"\xef\xbb\xbf",
+        b"\xff\xfe",
+        b"\xfe\xff",
+        b"\x00",
+        b"\xed\xa0\x80",
+        b"\xc3\xa9",
+        b"\xe2\x88\x92",
+        b"\xf0\x9f\x98\x80",
+        b"\xc3",
+        b" \n",
+        b"\r\n",
+        b"p = 0.01475, 7/8 wins. ",
+    ]
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(before=[b"\xef\xbb\xbf"] * 2, answer=BODY, after=[], encoding=None)  # a second BOM: stripped as text
-@given(st.lists(_BYTE_PIECES, max_size=4), st.sampled_from([SEED_TEXT, BODY]), st.lists(_BYTE_PIECES, max_size=3),
-       st.sampled_from([None, "utf-8", "cp1252"]))
-def test_a_file_audited_as_bytes_checked_once_equals_its_text_checked_again(tmp_path, before, answer, after,
-                                                                            encoding) -> None:
+@given(
+    st.lists(_BYTE_PIECES, max_size=4),
+    st.sampled_from([SEED_TEXT, BODY]),
+    st.lists(_BYTE_PIECES, max_size=3),
+    st.sampled_from([None, "utf-8", "cp1252"]),
+)
+def test_a_file_audited_as_bytes_checked_once_equals_its_text_checked_again(
+    tmp_path, before, answer, after, encoding
+) -> None:
     """_audit_path skips the text checks for plain UTF-8 bytes (plain_utf8): same result as the general path,
     the places of findings on the answer's first line included."""
     from auditor.audit import audit_bytes, audit_path
-    from auditor.options import AuditOptions
-    from auditor.transcript import decode_text, holds_an_answer
+    from auditor.options.models import AuditOptions
+    from auditor.parse.transcript import decode_text, holds_an_answer
 
     data = b"".join(before) + answer.encode("utf-8") + b"".join(after)
     path = tmp_path / "t.txt"

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from conftest import seed_answer
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rule_context import run_rule
 
 from auditor.findings import Severity, get_rule
 from auditor.rules.verdict_mechanism import mechanism_pairs
-
-from conftest import seed_answer
-from rule_context import run_rule
 
 V_CODES = [f"V40{k}" for k in range(1, 8)]
 
@@ -291,8 +290,14 @@ def test_v407_pairs_keys_by_stem(signature: dict, pairs: list) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["target", "Expected", "PREDICTED", "observed", "Measured", "actual", "tail", "x",
-                                 "\u0130", "_", ""]), max_size=5).map("_".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            ["target", "Expected", "PREDICTED", "observed", "Measured", "actual", "tail", "x", "\u0130", "_", ""]
+        ),
+        max_size=5,
+    ).map("_".join)
+)
 def test_v407_stems_keys_as_the_affix_loop_does(key: str) -> None:
     from auditor.rules.verdict_mechanism import _OBSERVED_WORDS, _TARGET_WORDS, _stem
 
@@ -373,8 +378,25 @@ def test_v401_verdict_contradicting_its_own_p() -> None:
 
 
 _VERDICT_WORDS = st.sampled_from(
-    ["idea", "better", "worse", "significant", "not", "no", "measurable", "effect", "improved", "(significant)",
-     "insignificant", "hurts", "null", "_", " ", "statistically", "x" * 150]
+    [
+        "idea",
+        "better",
+        "worse",
+        "significant",
+        "not",
+        "no",
+        "measurable",
+        "effect",
+        "improved",
+        "(significant)",
+        "insignificant",
+        "hurts",
+        "null",
+        "_",
+        " ",
+        "statistically",
+        "x" * 150,
+    ]
 )
 
 
@@ -382,7 +404,7 @@ _VERDICT_WORDS = st.sampled_from(
 @given(st.lists(_VERDICT_WORDS, max_size=12).map(" ".join))
 def test_classify_verdict_kept_per_phrase_is_the_classification(text: str) -> None:
     """Short sentences are classified once per process; asked again (or long), the answer is the same."""
-    from auditor.verdicts import _classify, classify_verdict
+    from auditor.stats.verdicts import _classify, classify_verdict
 
     assert classify_verdict(text) == _classify(text)
     assert classify_verdict(text) == _classify(text)  # the kept answer

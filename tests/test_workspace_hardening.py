@@ -33,13 +33,20 @@ import venv
 from pathlib import Path
 
 import pytest
+from conftest import (
+    EXPERIMENTS,
+    ROOT,
+    everything_said,
+    experiment_workspace,
+    load_answer,
+    needs_bubblewrap,
+    processes_with,
+    rules_of,
+)
 
-from auditor.options import AuditOptions, RerunOptions
+from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun import run_and_compare
 from auditor.rerun import workspace as workspace_module
-
-from conftest import EXPERIMENTS, ROOT, experiment_workspace, load_answer, needs_bubblewrap
-from conftest import everything_said, processes_with, rules_of
 
 OWNER = 23456  # the transcript's owner: the user whose answer is audited
 OTHER = 12345  # another user of the machine
@@ -127,11 +134,19 @@ def test_files_the_owner_may_read_are_still_copied(tmp_path: Path) -> None:
         (OWNER, OWNER, 0o400, None, 0o755, False),  # the owner's own file
         (OWNER, OWNER, 0o000, None, 0o755, True),  # not even the owner may read it
     ],
-    ids=["private", "other-group", "owner-group", "world", "closed-folder", "acl-denies", "acl-grants", "own",
-         "own-unreadable"],
+    ids=[
+        "private",
+        "other-group",
+        "owner-group",
+        "world",
+        "closed-folder",
+        "acl-denies",
+        "acl-grants",
+        "own",
+        "own-unreadable",
+    ],
 )
-def test_permission_check_follows_mode_bits_and_acls(tmp_path: Path, uid, gid, mode, acl, folder_mode,
-                                                     refused) -> None:
+def test_permission_check_follows_mode_bits_and_acls(tmp_path: Path, uid, gid, mode, acl, folder_mode, refused) -> None:
     root = tmp_path / "ws"
     (root / "sub").mkdir(parents=True)
     give(root, OWNER, 0o755)
@@ -144,7 +159,8 @@ def test_permission_check_follows_mode_bits_and_acls(tmp_path: Path, uid, gid, m
         # POSIX ACL xattr: version 2, then (tag, perm, id) entries; -1 is "no id".
         blob = (2).to_bytes(4, "little") + b"".join(
             tag.to_bytes(2, "little") + perm.to_bytes(2, "little") + (id_ & 0xFFFFFFFF).to_bytes(4, "little")
-            for tag, perm, id_ in acl)
+            for tag, perm, id_ in acl
+        )
         try:
             os.setxattr(root / "sub" / "data.txt", "system.posix_acl_access", blob)
         except OSError as exc:
@@ -172,8 +188,9 @@ def test_hard_link_to_another_users_file_is_refused(tmp_path: Path) -> None:
     assert record["seconds"] is None and secret not in everything_said(findings, record)
     # A hard link to the owner's own file is theirs to ship.
     give(original, OWNER, 0o600)
-    ws = workspace_module.collect_files(tmp_path / "ws", ["data.txt"], None,
-                                        owner=workspace_module.owner_of(str(transcript), tmp_path / "ws"))
+    ws = workspace_module.collect_files(
+        tmp_path / "ws", ["data.txt"], None, owner=workspace_module.owner_of(str(transcript), tmp_path / "ws")
+    )
     assert ws.findings == [] and set(ws.files) == {"data.txt"}
 
 
@@ -251,8 +268,11 @@ def test_symlinked_transcript_uses_the_links_own_folder(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("where", ["/", "tmp", "home", "/var", "/home", "/proc/self", "link-to-tmp"])
 def test_root_shared_and_home_folders_are_refused_as_workspace(tmp_path: Path, where: str) -> None:
-    workspace = {"tmp": tempfile.gettempdir(), "home": os.path.expanduser("~"),
-                 "link-to-tmp": str(tmp_path / "link")}.get(where, where)
+    workspace = {
+        "tmp": tempfile.gettempdir(),
+        "home": os.path.expanduser("~"),
+        "link-to-tmp": str(tmp_path / "link"),
+    }.get(where, where)
     (tmp_path / "link").symlink_to(tempfile.gettempdir())
     document = load_answer("hostile_read")
     document["files"] = ["read_secrets.py", "targets.json"]
@@ -289,8 +309,9 @@ def _site_packages(prefix: Path) -> Path:
 
 
 @pytest.mark.parametrize("how", ["venv-in-workspace", "link-outside-to-a-copy-inside"])
-def test_interpreter_inside_the_workspace_is_refused_and_its_pth_never_runs(tmp_path: Path, host_dir: Path,
-                                                                            how: str) -> None:
+def test_interpreter_inside_the_workspace_is_refused_and_its_pth_never_runs(
+    tmp_path: Path, host_dir: Path, how: str
+) -> None:
     transcript, document = read_workspace(tmp_path / "ws", [], owner=None)
     env = tmp_path / "ws" / "venv"
     venv.EnvBuilder(with_pip=False, symlinks=how == "venv-in-workspace").create(env)
@@ -307,8 +328,7 @@ def test_interpreter_inside_the_workspace_is_refused_and_its_pth_never_runs(tmp_
     assert not marker.exists(), "the workspace's interpreter ran on the host"
 
 
-def test_interpreter_probe_runs_in_the_sandbox_and_pth_paths_are_not_bound_back(tmp_path: Path,
-                                                                                host_dir: Path) -> None:
+def test_interpreter_probe_runs_in_the_sandbox_and_pth_paths_are_not_bound_back(tmp_path: Path, host_dir: Path) -> None:
     secret = f"auditor-pth-secret-{uuid.uuid4().hex}"
     private = tmp_path / "private"  # under /tmp: hidden by the sandbox unless bound back
     private.mkdir(mode=0o755)
@@ -331,7 +351,7 @@ def test_interpreter_probe_runs_in_the_sandbox_and_pth_paths_are_not_bound_back(
 
 _CHILD = r"""
 import json, sys
-from auditor.options import AuditOptions, RerunOptions
+from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun import run_and_compare
 with open(sys.argv[1]) as f:
     document = json.load(f)
@@ -367,9 +387,12 @@ def test_stage_of_a_killed_auditor_is_removed_on_the_next_rerun(tmp_path: Path) 
     document = load_answer("hostile_sleep")
     document["how_to_run"] = f"python3 sleep_forever.py {marker}"
     (tmp_path / "doc.json").write_text(json.dumps(document))  # not on the child's command line
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path / "doc.json"),
-                              str(EXPERIMENTS / "hostile_sleep" / "answer.txt")], cwd=ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(tmp_path / "doc.json"), str(EXPERIMENTS / "hostile_sleep" / "answer.txt")],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     decoys: list[Path] = []
     live = None
     try:

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ..errors import UsageError
-from ..findings import Finding
-from ..paths import portable
-from ..result import AuditResult, Status
-from .safe import clean, clean_result, clean_value
+from auditor.errors import UsageError
+from auditor.files.paths import portable
+from auditor.findings import Finding
+from auditor.formats.safe import clean, clean_result, clean_value
+from auditor.result import AuditResult, Status
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Run:
     """Results in a deterministic order, the batch's cross-answer summary
     (a :class:`~auditor.rules.cross.CrossSummary`; None for a single transcript)
     and the configuration in effect: the ``config`` object of the JSON formats, the file read,
-    the discovered files left unread and the policy (:func:`auditor.policy.report`; None: unknown).
+    the discovered files left unread and the policy (:func:`auditor.options.policy.report`; None: unknown).
 
     Every string a result carries (written by an agent, or a file name) is
     cleaned of terminal controls when the Run is built (:mod:`.safe`), so no
@@ -60,12 +60,15 @@ class Run:
         if self.skipped:
             out |= {"skipped": self.skipped, "skipped_paths": [portable(p) for p in self.skipped_paths[:NAMED_PATHS]]}
         if self.excluded:
-            out |= {"excluded": len(self.excluded), "excluded_paths": [_portable_entry(p) for p in self.excluded[:NAMED_PATHS]]}
+            out |= {
+                "excluded": len(self.excluded),
+                "excluded_paths": [_portable_entry(p) for p in self.excluded[:NAMED_PATHS]],
+            }
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--format json`` document (:class:`auditor.contract.RunDocument`) as a dict."""
-        from ..contract import RunDocument
+        """The ``--format json`` document (:class:`auditor.formats.contract.RunDocument`) as a dict."""
+        from auditor.formats.contract import RunDocument
 
         return RunDocument.of(self).dump()
 
@@ -123,7 +126,7 @@ def same_claim(quantity: str, claimed: Any, recomputed: Any) -> bool:
     mark, where a value accepted only within a tolerance gets the "accepted" mark."""
     import math
 
-    from ..verdicts import classify_verdict
+    from auditor.stats.verdicts import classify_verdict
 
     if quantity == "verdict":
         return classify_verdict(claimed) is not None and classify_verdict(claimed) == classify_verdict(recomputed)
@@ -134,7 +137,7 @@ def same_claim(quantity: str, claimed: Any, recomputed: Any) -> bool:
 
 def short_verdict(text: Any) -> str:
     """A verdict in one word for tables: better, worse, none; ``?`` for words no verdict reads as."""
-    from ..verdicts import Verdict, classify_verdict
+    from auditor.stats.verdicts import Verdict, classify_verdict
 
     if text is None:
         return "—"
@@ -179,5 +182,7 @@ def check_available(name: str) -> None:
         importlib.import_module(module)  # the format imports it anyway; a broken install fails here too
     except Exception as exc:  # noqa: BLE001 - any failure means the format cannot be written
         reason = clean(f"{type(exc).__name__}: {exc}")
-        raise UsageError(f"--format {name} needs {module}, which cannot be imported ({reason}); "
-                         f"install it with: pip install 'auditor[{extra}]'") from None
+        raise UsageError(
+            f"--format {name} needs {module}, which cannot be imported ({reason}); "
+            f"install it with: pip install 'auditor[{extra}]'"
+        ) from None

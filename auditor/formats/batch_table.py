@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..findings import Severity, all_rules
-from ..paths import common_folder, name_in
-from ..strings import plural
-from ..result import AuditResult, Status
-from . import Run, disputed, short_verdict
+from auditor.files.paths import common_folder, name_in
+from auditor.findings import Severity, all_rules
+from auditor.formats import Run, disputed, short_verdict
+from auditor.parse.strings import plural
+from auditor.result import AuditResult, Status
 
 STATUS_STYLE = {Status.PASS: "green", Status.FAIL: "bold red", Status.ERROR: "bold magenta"}
 # Failures first, then transcripts that could not be audited, then passes.
@@ -51,7 +52,7 @@ def _codes(result: AuditResult, limit: int) -> Text:
     codes = sorted(worst, key=lambda code: -worst[code].rank)  # stable: keeps first appearance
     text = Text()
     for code in codes[:limit]:
-        text.append(("" if not text else " "))
+        text.append("" if not text else " ")
         text.append(code, style=SEVERITY_STYLE[worst[code]])
     if len(codes) > limit:
         text.append(f" +{len(codes) - limit}", style="dim")
@@ -117,20 +118,21 @@ def results_table(run: Run, width: int = 120, *, failures_only: bool = False) ->
     rows = []
     for r in ordered:
         claimed, recomputed = r.claimed or {}, r.recomputed or {}
-        rows.append([
-            Text(r.status.upper(), style=STATUS_STYLE.get(r.status, "")),
-            Text(str(r.count(Severity.ERROR)), style="red" if r.count(Severity.ERROR) else "dim"),
-            Text(str(r.count(Severity.WARNING)), style="yellow" if r.count(Severity.WARNING) else "dim"),
-            _codes(r, limit),
-            _pair(short_verdict(claimed.get("verdict")), short_verdict(recomputed.get("verdict"))),
-            _p_cell(r),
-            *([_rerun(r.rerun)] if with_rerun else []),
-        ])
+        rows.append(
+            [
+                Text(r.status.upper(), style=STATUS_STYLE.get(r.status, "")),
+                Text(str(r.count(Severity.ERROR)), style="red" if r.count(Severity.ERROR) else "dim"),
+                Text(str(r.count(Severity.WARNING)), style="yellow" if r.count(Severity.WARNING) else "dim"),
+                _codes(r, limit),
+                _pair(short_verdict(claimed.get("verdict")), short_verdict(recomputed.get("verdict"))),
+                _p_cell(r),
+                *([_rerun(r.rerun)] if with_rerun else []),
+            ]
+        )
     headers = ["status", "err", "warn", "rules", "verdict", "p", *(["rerun"] if with_rerun else [])]
     # Each column is as wide as its widest cell plus padding; the margin covers the edges and rich's rounding.
     used = sum(max([len(h), *(r[i].cell_len for r in rows)]) + 1 for i, h in enumerate(headers))
-    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                  collapse_padding=True)
+    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     for header in headers:
         table.add_column(header, no_wrap=True, justify="right" if header in ("err", "warn", "p") else "left")
     table.add_column("file", overflow="fold")
@@ -146,8 +148,10 @@ def _totals(run: Run) -> Text:
     warnings = sum(1 for f in findings if f.severity is Severity.WARNING)
     text = Text.assemble(
         (f"{plural(s['files'], 'file')}: ", "bold"),
-        (f"{s['pass']} pass", "green"), ", ",
-        (f"{s['fail']} fail", "red" if s["fail"] else ""), ", ",
+        (f"{s['pass']} pass", "green"),
+        ", ",
+        (f"{s['fail']} fail", "red" if s["fail"] else ""),
+        ", ",
         (f"{s['error']} error", "magenta" if s["error"] else ""),
         f" · {plural(errors, 'error')}, {plural(warnings, 'warning')}",
     )
@@ -195,11 +199,20 @@ def statistics_table(run: Run) -> Table:
     names = {rule.code: rule.name for rule in all_rules()}
     severity = {f.rule: f.severity.value for r in run.results for f in r.findings}  # after overrides
     table = Table(box=None, show_header=False, pad_edge=False)
-    for column, justify in (("count", "right"), ("code", "left"), ("severity", "left"), ("name", "left"), ("files", "right")):
+    for column, justify in (
+        ("count", "right"),
+        ("code", "left"),
+        ("severity", "left"),
+        ("name", "left"),
+        ("files", "right"),
+    ):
         table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         table.add_row(
-            Text(str(n)), Text(code, style="bold"), Text(severity[code]), Text(names.get(code, "")),
+            Text(str(n)),
+            Text(code, style="bold"),
+            Text(severity[code]),
+            Text(names.get(code, "")),
             Text(f"in {plural(files[code], 'file')}"),
         )
     return table

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .html_data import ChartInputs, rerun_arms
+from auditor.formats.html_data import ChartInputs, rerun_arms
 
 # Colour-blind-safe pair (Okabe-Ito) plus distinct marker shapes: never colour alone.
 WIN = {"color": "#0072B2", "marker": "o", "label": "idea wins"}
@@ -96,7 +96,7 @@ def _drop_bare_groups(svg: str) -> str:
     """``svg`` without the attribute-less ``<g>`` wrappers matplotlib nests (and their ``</g>``)."""
     out, kept, last = [], [], 0
     for match in _GROUP_TAG.finditer(svg):
-        out.append(svg[last:match.start()])
+        out.append(svg[last : match.start()])
         last = match.end()
         tag = match.group(0)
         if tag == "</g>":
@@ -140,7 +140,7 @@ def to_svg(fig: Any, title: str, chart_id: str) -> Chart:
     tag = opening.group(0)
     tag = re.sub(r'\s(width|height)="[^"]*"', "", tag)  # the page's CSS sizes it
     tag = tag[:-1] + f' role="img" aria-label="{label}" class="chart">'
-    return Chart(title, tag + f"<title>{label}</title>" + svg[opening.end():])
+    return Chart(title, tag + f"<title>{label}</title>" + svg[opening.end() :])
 
 
 def _direction(lower_is_better: bool) -> str:
@@ -184,15 +184,26 @@ def paired_chart(data: ChartInputs, rerun: dict[str, Any] | None, chart_id: str)
         for x0, x1, base, idea, dashes, fill in arms:
             # One collection for all seeds' lines: one artist, not one per seed.
             segments = [[(x0, b), (x1, i)] for b, i in zip(base, idea)]
-            ax.add_collection(LineCollection(segments, colors=[o["color"] for o in outcomes], linewidths=0.8,
-                                             linestyles=dashes, alpha=0.7))
+            ax.add_collection(
+                LineCollection(
+                    segments, colors=[o["color"] for o in outcomes], linewidths=0.8, linestyles=dashes, alpha=0.7
+                )
+            )
             ax.scatter(np.full(base.size, x0), base, s=14, color=BASELINE_COLOUR, marker="o", zorder=3)
             for o in (WIN, LOSS, TIE):
                 mask = np.array([x is o for x in outcomes])
                 if mask.any():
                     face = o["color"] if fill == "full" else "none"
-                    ax.scatter(np.full(mask.sum(), x1), idea[mask], s=22, marker=o["marker"], facecolors=face,
-                               edgecolors=o["color"], zorder=3, label=o["label"] if x1 == 1 else None)
+                    ax.scatter(
+                        np.full(mask.sum(), x1),
+                        idea[mask],
+                        s=22,
+                        marker=o["marker"],
+                        facecolors=face,
+                        edgecolors=o["color"],
+                        zorder=3,
+                        label=o["label"] if x1 == 1 else None,
+                    )
         labels = ["baseline", "idea"] + (["rerun\nbaseline", "rerun\nidea"] if again is not None else [])
         ax.set_xticks(range(len(labels)), labels)
         ax.set_xlim(-0.3, len(labels) - 0.7)
@@ -259,7 +270,9 @@ def differences_chart(data: ChartInputs, recomputed: dict[str, Any], chart_id: s
         if not d_all.any():
             title = f"Per-seed differences: all {d_all.size} are zero (the idea changed nothing)"
         else:
-            interval = f" ± {_fmt(mde)} (95%)" if isinstance(mde, (int, float)) and mde else " (no interval: under 2 seeds)"
+            interval = (
+                f" ± {_fmt(mde)} (95%)" if isinstance(mde, (int, float)) and mde else " (no interval: under 2 seeds)"
+            )
             title = f"Per-seed differences: mean {_fmt(mean)}{interval}" + _subset_note(seeds.size, d_all.size)
         ax.set_title(wrap_title(title))
         return to_svg(fig, title, chart_id)
@@ -267,7 +280,7 @@ def differences_chart(data: ChartInputs, recomputed: dict[str, Any], chart_id: s
 
 def null_means(d: np.ndarray, seed: int = 0) -> tuple[np.ndarray, bool]:
     """Mean differences under the sign-flip null: all 2^n (exact, True) or :data:`NULL_DRAWS` drawn (False)."""
-    from ..signflip import signed_sums  # the enumeration the exact test itself counts
+    from auditor.stats.signflip import signed_sums  # the enumeration the exact test itself counts
 
     if d.size <= EXACT_NULL_MAX_N:
         return signed_sums(d) / d.size, True
@@ -309,7 +322,9 @@ def null_chart(data: ChartInputs, recomputed: dict[str, Any], claimed: dict[str,
             ax.axvline(-observed, color="#0072B2", lw=0.8, ls="--", label="mirror (two-sided)")
         threshold = _claimed_threshold(null, claimed_p) if spread else None
         if threshold is not None:
-            ax.axvline(threshold, color="#D55E00", lw=1, ls=(0, (1, 1)), label=f"|mean| the claimed p needs: {_fmt(threshold)}")
+            ax.axvline(
+                threshold, color="#D55E00", lw=1, ls=(0, (1, 1)), label=f"|mean| the claimed p needs: {_fmt(threshold)}"
+            )
             ax.axvline(-threshold, color="#D55E00", lw=1, ls=(0, (1, 1)))
         ax.set_xlabel("mean difference idea − baseline under random sign flips")
         ax.set_ylabel("fraction of sign patterns" if exact else "fraction of draws")
@@ -330,12 +345,15 @@ def sweep_chart(data: ChartInputs, chart_id: str) -> Chart:
     """Both arms' learning-rate sweeps on one axis, best configs marked, beyond the grid shaded."""
     with style(chart_id):
         fig, ax = new_axes()
-        arms = (("baseline", data.baseline_sweep, data.baseline_lr, BASELINE_COLOUR, "s"),
-                ("idea", data.idea_sweep, data.idea_lr, IDEA_COLOUR, "o"))
+        arms = (
+            ("baseline", data.baseline_sweep, data.baseline_lr, BASELINE_COLOUR, "s"),
+            ("idea", data.idea_sweep, data.idea_lr, IDEA_COLOUR, "o"),
+        )
         lrs = sorted({p.lr for _, sweep, _, _, _ in arms for p in sweep})
         if not lrs:
-            return nothing_to_draw(fig, ax, "no learning-rate sweep reported", "Learning-rate sweeps: none reported",
-                                   chart_id)
+            return nothing_to_draw(
+                fig, ax, "no learning-rate sweep reported", "Learning-rate sweeps: none reported", chart_id
+            )
         from matplotlib.ticker import NullLocator
 
         ax.set_xscale("log")
@@ -351,12 +369,29 @@ def sweep_chart(data: ChartInputs, chart_id: str) -> Chart:
             if not sweep:
                 continue
             # The baseline wide and pale under the idea: identical sweeps (D504) stay visible.
-            ax.plot([p.lr for p in sweep], [p.mean for p in sweep], "-" + marker, color=colour, ms=3 + width, lw=width,
-                    alpha=0.6 if width > 1 else 1.0, label=f"{name} sweep")
+            ax.plot(
+                [p.lr for p in sweep],
+                [p.mean for p in sweep],
+                "-" + marker,
+                color=colour,
+                ms=3 + width,
+                lw=width,
+                alpha=0.6 if width > 1 else 1.0,
+                label=f"{name} sweep",
+            )
             chosen = [p for p in sweep if best is not None and math.isclose(p.lr, best)]
             if chosen:
-                ax.scatter([chosen[0].lr], [chosen[0].mean], s=110, marker="*", color=colour, edgecolors="black",
-                           linewidths=0.6, zorder=4, label=f"{name} best lr {_fmt(chosen[0].lr)}")
+                ax.scatter(
+                    [chosen[0].lr],
+                    [chosen[0].mean],
+                    s=110,
+                    marker="*",
+                    color=colour,
+                    edgecolors="black",
+                    linewidths=0.6,
+                    zorder=4,
+                    label=f"{name} best lr {_fmt(chosen[0].lr)}",
+                )
                 if chosen[0].lr in (low, high):
                     at_edge.append(name)
         ax.set_xlabel("learning rate (log scale)")

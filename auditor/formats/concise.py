@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..findings import Finding
-from ..paths import portable
-from . import Run, place
+from auditor.files.paths import portable
+from auditor.findings import Finding
+from auditor.formats import Run, place
 
 
 def line(source: str, f: Finding) -> str:

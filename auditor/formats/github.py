@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..findings import Finding, Severity
-from ..paths import portable
-from . import Run
+from auditor.files.paths import portable
+from auditor.findings import Finding, Severity
+from auditor.formats import Run
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -16,16 +16,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any, TextIO
 
-from ..findings import Severity, get_rule
-from ..result import AuditResult, Status
-from ..strings import plural
-from ..paths import common_folder, name_in
-from ..policy import describe, ignored_notes
-from . import Run, disputed, short_verdict
-from .html_batch import batch_section, rule_counts
-from .html_data import chart_inputs
-from .html_markdown import render_markdown
-from .html_transcript import (
+from auditor.files.paths import common_folder, name_in
+from auditor.findings import Severity, get_rule
+from auditor.formats import Run, disputed, short_verdict
+from auditor.formats.html_batch import batch_section, rule_counts
+from auditor.formats.html_data import chart_inputs
+from auditor.formats.html_markdown import render_markdown
+from auditor.formats.html_transcript import (
     RULE_CODE,
     SEVERITY_MARK,
     comparison_table,
@@ -37,6 +34,9 @@ from .html_transcript import (
     seed_table,
     verdict_quote,
 )
+from auditor.options.policy import describe, ignored_notes
+from auditor.parse.strings import plural
+from auditor.result import AuditResult, Status
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 # Failures first, then transcripts that could not be audited, then passes (as the terminal table).
@@ -85,13 +85,13 @@ def _options(run: Run) -> str:
     config = run.config or {}
     path = config.get("path")
     items.append(f"configuration {path_html(path)}" if path is not None else "no configuration file")
-    out = "<p class=\"muted\">Options: " + " · ".join(items) + "</p>"
+    out = '<p class="muted">Options: ' + " · ".join(items) + "</p>"
     # The policy values that are not the default, each with its source: "alpha = 0.5 (pyproject.toml)".
     values = describe(config)
     if values:
-        out += "<p class=\"policy\">Policy not at its default: " + " · ".join(escape(v) for v in values) + "</p>"
+        out += '<p class="policy">Policy not at its default: ' + " · ".join(escape(v) for v in values) + "</p>"
     for note in ignored_notes(config):  # an untrusted file beside the answers, left unread
-        out += f"<p class=\"policy\"><strong>⚠ {escape(note)}</strong></p>"
+        out += f'<p class="policy"><strong>⚠ {escape(note)}</strong></p>'
     return out
 
 
@@ -109,7 +109,9 @@ def _rules_cell(result: AuditResult) -> str:
     seen: dict[str, Severity] = {}
     for f in result.findings:
         seen.setdefault(f.rule, f.severity)
-    cells = [f'<span class="sev-{sev.value}">{SEVERITY_MARK[sev]}</span>{rule_link(code)}' for code, sev in seen.items()]
+    cells = [
+        f'<span class="sev-{sev.value}">{SEVERITY_MARK[sev]}</span>{rule_link(code)}' for code, sev in seen.items()
+    ]
     known = f' <span class="muted">(+{result.baselined} known)</span>' if result.baselined else ""
     return f'<td class="rules-cell">{" ".join(cells) or "—"}{known}</td>'
 
@@ -152,11 +154,23 @@ def _ordered(run: Run) -> list[tuple[int, AuditResult]]:
 def _overview(run: Run, folder: str) -> str:
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("transcript", "status", "errors", "warnings", "rules (errors first)", "claimed verdict",
-                  "recomputed verdict", "claimed p", "recomputed p", "rerun")
+        for h in (
+            "transcript",
+            "status",
+            "errors",
+            "warnings",
+            "rules (errors first)",
+            "claimed verdict",
+            "recomputed verdict",
+            "claimed p",
+            "recomputed p",
+            "rerun",
+        )
     )
     rows = "".join(_overview_row(i, r, folder) for i, r in _ordered(run))
-    title = f"Overview · {plural(len(run.results), 'transcript')}" + (f" in {path_html(folder.rstrip('/') + '/')}" if folder else "")
+    title = f"Overview · {plural(len(run.results), 'transcript')}" + (
+        f" in {path_html(folder.rstrip('/') + '/')}" if folder else ""
+    )
     return f'<h2>{title}</h2><table class="overview"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
 
 
@@ -165,7 +179,7 @@ def _figure(chart: Any) -> str:
 
 
 def _transcript(index: int, result: AuditResult, folder: str) -> str:
-    from .charts import transcript_charts  # matplotlib: only when a page is drawn
+    from auditor.formats.charts import transcript_charts  # matplotlib: only when a page is drawn
 
     data = chart_inputs(result)
     charts = ""
@@ -177,7 +191,7 @@ def _transcript(index: int, result: AuditResult, folder: str) -> str:
     codes = " ".join(escape(code) for code in _codes(result))
     summary = (
         f'<summary><span class="{result.status.value}">{escape(result.status.upper())}</span> '
-        f"{path_html(name_in(result.source, folder))} <span class=\"muted\">{codes}</span></summary>"
+        f'{path_html(name_in(result.source, folder))} <span class="muted">{codes}</span></summary>'
     )
     body = [
         verdict_quote(data, MAX_VERDICT_CHARS),
@@ -202,9 +216,15 @@ def _filters(run: Run) -> tuple[str, str, str]:
         f'#only-{x}:target~main nav a[href="#only-{x}"]{{background:#0969da;color:#fff}}'  # the active filter
         for prefix, x in [*(("s", st.value) for st in statuses), *(("r", code) for code in codes)]
     )
-    links = ['<a href="#all">all</a>'] + [f'<a href="#only-{st.value}">{escape(st.value)} ({s[st.value]})</a>' for st in statuses]
+    links = ['<a href="#all">all</a>'] + [
+        f'<a href="#only-{st.value}">{escape(st.value)} ({s[st.value]})</a>' for st in statuses
+    ]
     rule_links = [f'<a href="#only-{code}"><code>{escape(code)}</code></a>' for code in codes]
-    nav = f'<nav class="filters">Show: {"".join(links)}' + (f" · rule: {''.join(rule_links)}" if rule_links else "") + "</nav>"
+    nav = (
+        f'<nav class="filters">Show: {"".join(links)}'
+        + (f" · rule: {''.join(rule_links)}" if rule_links else "")
+        + "</nav>"
+    )
     return anchors, nav, css
 
 
@@ -224,21 +244,23 @@ def _rule_docs(run: Run) -> str:
 
 
 def render(run: Run) -> str:
-    from .. import __version__
+    from auditor import __version__
 
     s = run.summary
     folder = common_folder([r.source for r in run.results])
-    counts = f"{plural(s['files'], 'transcript')}: " + ", ".join(f"{s[st.value]} {st.value}" for st in Status if st.value in s)
+    counts = f"{plural(s['files'], 'transcript')}: " + ", ".join(
+        f"{s[st.value]} {st.value}" for st in Status if st.value in s
+    )
     anchors, nav, filter_css = _filters(run)
     batch = batch_section(run, _figure) if len(run.results) > 1 else ""
     main = (
-        f"<h1>auditor report</h1><p class=\"muted\">auditor {escape(__version__)} · {counts}</p>{_options(run)}{nav}"
-        f"{_overview(run, folder)}{batch}<h2 id=\"transcripts\">Transcripts</h2>"
+        f'<h1>auditor report</h1><p class="muted">auditor {escape(__version__)} · {counts}</p>{_options(run)}{nav}'
+        f'{_overview(run, folder)}{batch}<h2 id="transcripts">Transcripts</h2>'
         + "".join(_transcript(i, r, folder) for i, r in _ordered(run))
         + _rule_docs(run)
     )
     return (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>auditor report: {s['fail'] + s['error']} failing of {s['files']}</title>"
@@ -248,4 +270,3 @@ def render(run: Run) -> str:
 
 def write(run: Run, stream: TextIO) -> None:
     stream.write(render(run))
-

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..findings import Severity
-from ..verdicts import Verdict, classify_verdict
-from .charts import LOSS, WIN, Chart, new_axes, nothing_to_draw, style, to_svg, wrap_title
+from auditor.findings import Severity
+from auditor.formats.charts import LOSS, WIN, Chart, new_axes, nothing_to_draw, style, to_svg, wrap_title
+from auditor.stats.verdicts import Verdict, classify_verdict
 
 SEVERITY_COLOUR = {Severity.ERROR: "#cf222e", Severity.WARNING: "#9a6700", Severity.INFO: "#0969da"}
 SEVERITY_HATCH = {Severity.ERROR: "", Severity.WARNING: "///", Severity.INFO: "..."}
@@ -36,15 +36,16 @@ def _tested(results: Any) -> list[tuple[float, bool]]:
 
 def fdr_chart(results: Any, fdr: float, alpha: float) -> Chart:
     """Sorted recomputed p-values against the Benjamini-Hochberg line i/m·q."""
-    from ..stats import benjamini_hochberg
+    from auditor.stats.summary import benjamini_hochberg
 
     tested = sorted(_tested(results))
     m = len(tested)
     with style("c-fdr"):
         fig, ax = new_axes()
         if not m:
-            return nothing_to_draw(fig, ax, "no recomputed p-value in this batch",
-                                   "Benjamini-Hochberg: no p-value to test", "c-fdr")
+            return nothing_to_draw(
+                fig, ax, "no recomputed p-value in this batch", "Benjamini-Hochberg: no p-value to test", "c-fdr"
+            )
         ranks = np.arange(1, m + 1)
         p = np.maximum([t[0] for t in tested], P_FLOOR)
         claims = np.array([t[1] for t in tested])
@@ -53,15 +54,19 @@ def fdr_chart(results: Any, fdr: float, alpha: float) -> Chart:
         ax.axhline(alpha, color="#6e7781", lw=0.8, ls="--", label=f"alpha {alpha:g}")
         for mask, look, label in ((claims, WIN, "claims significance"), (~claims, LOSS, "claims no effect")):
             if mask.any():
-                ax.scatter(ranks[mask], p[mask], s=18, marker=look["marker"], color=look["color"], zorder=3, label=label)
+                ax.scatter(
+                    ranks[mask], p[mask], s=18, marker=look["marker"], color=look["color"], zorder=3, label=label
+                )
         cutoff = benjamini_hochberg([t[0] for t in tested], fdr)
         discoveries = sum(1 for t in tested if cutoff is not None and t[0] <= cutoff)
         ax.set_xlabel("rank of the recomputed p-value")
         ax.set_ylabel("recomputed p (log scale)")
         ax.legend(loc="lower right", fontsize=6.5)
         lost = sum(1 for t in tested if t[1] and (cutoff is None or t[0] > cutoff))
-        title = (f"{m} p-values against Benjamini-Hochberg at FDR {fdr:g}: {discoveries} discoveries, "
-                 f"{lost} significant claims lost (X902)")
+        title = (
+            f"{m} p-values against Benjamini-Hochberg at FDR {fdr:g}: {discoveries} discoveries, "
+            f"{lost} significant claims lost (X902)"
+        )
         ax.set_title(wrap_title(title))
         return to_svg(fig, title, "c-fdr")
 
@@ -84,7 +89,7 @@ def rules_chart(results: Any) -> Chart:
             return nothing_to_draw(fig, ax, "no findings", "Findings per rule: none", "c-rules")
         fig.set_size_inches(4.4, max(2.2, 0.9 + 0.16 * len(rows)))
         positions = np.arange(len(rows))[::-1]
-        for y, (code, severity, n, _) in zip(positions, rows):
+        for y, (_code, severity, n, _) in zip(positions, rows):
             ax.barh(y, n, color=SEVERITY_COLOUR[severity], hatch=SEVERITY_HATCH[severity], edgecolor="white", lw=0)
             ax.text(n, y, f" {n}", va="center", fontsize=6.5)
         ax.set_yticks(positions, [f"{code} {severity.value}" for code, severity, _, _ in rows], fontsize=6.5)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import is_number
+from auditor.answer.model import is_number
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,11 @@ def rerun_arms(rerun: dict[str, Any] | None, n: int) -> tuple[np.ndarray, np.nda
     arms = []
     for name in ("baseline", "idea"):
         values = rerun.get(name)
-        if not isinstance(values, list) or len(values) != n or not all(is_number(v) and math.isfinite(v) for v in values):
+        if (
+            not isinstance(values, list)
+            or len(values) != n
+            or not all(is_number(v) and math.isfinite(v) for v in values)
+        ):
             return None
         arms.append(np.asarray(values, dtype=np.float64))
     return arms[0], arms[1]

@@ -7,19 +7,17 @@ Every string that reaches the page passes through :func:`html.escape` here.
 
 from __future__ import annotations
 
-import math
 import re
 from html import escape
 from typing import Any
 
 import numpy as np
 
-from ..findings import Severity
-from ..result import AuditResult
-from ..strings import shorten
-from ..verdicts import classify_verdict
-from . import display, disputed, same_claim
-from .html_data import ChartInputs, rerun_arms
+from auditor.findings import Severity
+from auditor.formats import display, disputed, same_claim
+from auditor.formats.html_data import ChartInputs, rerun_arms
+from auditor.parse.strings import shorten
+from auditor.result import AuditResult
 
 QUANTITIES = ("n_pairs", "delta_mean", "idea_wins", "p_value", "mde", "mde_rel_pct", "verdict")
 SEVERITY_MARK = {Severity.ERROR: "✗", Severity.WARNING: "⚠", Severity.INFO: "ℹ"}
@@ -69,7 +67,9 @@ def comparison_table(result: AuditResult) -> str:
     for q in QUANTITIES:
         c, r = claimed.get(q), recomputed.get(q)
         cls = ' class="differs"' if marks.get(q) else ""
-        rows.append(f"<tr{cls}><th>{q}</th>{_value_cell(c)}{_value_cell(r)}{agreement_cell(q, c, r, marks.get(q, []))}</tr>")
+        rows.append(
+            f"<tr{cls}><th>{q}</th>{_value_cell(c)}{_value_cell(r)}{agreement_cell(q, c, r, marks.get(q, []))}</tr>"
+        )
     head = "<tr><th></th><th>claimed</th><th>recomputed</th><th>check</th></tr>"
     return f'<table class="comparison"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
 
@@ -143,7 +143,7 @@ def seed_table(data: ChartInputs, rerun: dict[str, Any] | None) -> str:
     listed = f", the first {MAX_TABLE_SEEDS:,} listed" if d.size > MAX_TABLE_SEEDS else ""
     return (
         f'<details class="seeds"><summary>Per-seed data ({d.size} seeds, {direction}{listed})</summary>'
-        f'<table><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        f"<table><thead><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         "</details>"
     )
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..contract import RunDocument, json_text
-from . import Run
+from auditor.formats import Run
+from auditor.formats.contract import RunDocument, json_text
 
 
 def write(run: Run, stream: TextIO) -> None:

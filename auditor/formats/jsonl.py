@@ -13,9 +13,9 @@ known after every line above was written, each with its ``source``, and
 A result line written by the command line ends with ``resume``: the SHA-256 of
 the transcript's bytes, the fingerprint of the options that decided the line and
 an HMAC over both and the line, which ``--resume`` checks before it counts the
-line as audited (:mod:`auditor.resume`).  Readers that do not resume ignore it.
+line as audited (:mod:`auditor.batch.resume`).  Readers that do not resume ignore it.
 
-The lines are the JSON contract's (:mod:`auditor.contract`): :func:`result_line` and
+The lines are the JSON contract's (:mod:`auditor.formats.contract`): :func:`result_line` and
 :func:`from_record` convert a result, and :func:`resume_from` reads the
 results of an interrupted run back for ``--resume``.
 """
@@ -27,19 +27,19 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..atomic import atomic_write, read_owned
-from ..contract import ResultLine, json_text, summary_line_pieces
-from ..errors import UsageError
-from ..findings import Finding
-from ..paths import key
-from ..result import AuditResult
-from . import Run
-from .safe import clean, clean_finding
+from auditor.errors import UsageError
+from auditor.files.atomic import atomic_write, read_owned
+from auditor.files.paths import key
+from auditor.findings import Finding
+from auditor.formats import Run
+from auditor.formats.contract import ResultLine, json_text, summary_line_pieces
+from auditor.formats.safe import clean, clean_finding
+from auditor.result import AuditResult
 
 
 def from_record(data: dict[str, Any]) -> AuditResult:
     """A result read back from its jsonl line (findings, recomputed, claimed, rerun, cross facts);
-    a line that is not the contract's :class:`~auditor.contract.ResultLine` raises ValueError."""
+    a line that is not the contract's :class:`~auditor.formats.contract.ResultLine` raises ValueError."""
     line = ResultLine.model_validate(data).dump()
     return AuditResult(
         source=line["source"],
@@ -65,15 +65,15 @@ def _parse_line(line: str) -> AuditResult | None:
 def resume_from(
     path: str | Path, accept: Callable[[str, Callable[[str], AuditResult | None]], AuditResult | None] | None = None
 ) -> dict[str, AuditResult]:
-    """Results already in a jsonl file, by normalised source (:func:`auditor.paths.key`).
+    """Results already in a jsonl file, by normalised source (:func:`auditor.files.paths.key`).
 
     ``accept(line, parse)`` decides which recorded lines count (the command line's
-    :class:`auditor.resume.Resumable` checks each line's ``resume`` member); without it every
+    :class:`auditor.batch.resume.Resumable` checks each line's ``resume`` member); without it every
     complete result line does, for a file the caller wrote itself.  The file is rewritten
     (atomically, with its permissions) with only the lines that count, one per source: a line
     cut short by an interrupt, a line not trusted and the summary line of an earlier run go,
     so appending the rest yields no duplicates.  The file must be a regular file of the
-    auditor's user (:func:`auditor.atomic.read_owned`).
+    auditor's user (:func:`auditor.files.atomic.read_owned`).
     """
     try:
         found = read_owned(path)
@@ -97,17 +97,17 @@ def resume_from(
 
 
 def result_line(result: AuditResult) -> str:
-    """The jsonl line of ``result``, cleaned for display (:class:`~auditor.contract.ResultLine`)."""
+    """The jsonl line of ``result``, cleaned for display (:class:`~auditor.formats.contract.ResultLine`)."""
     return json_text(ResultLine.of(result)) + "\n"
 
 
 def summary_line(run: Run, late_findings: Iterable[tuple[str, Finding]] = ()) -> str:
-    """The run's last line (:class:`~auditor.contract.SummaryLine`); the Run's strings are clean already."""
+    """The run's last line (:class:`~auditor.formats.contract.SummaryLine`); the Run's strings are clean already."""
     return "".join(_summary_pieces(run, late_findings))
 
 
 def _summary_pieces(run: Run, late_findings: Iterable[tuple[str, Finding]]) -> Iterator[str]:
-    """:func:`summary_line` in pieces, one late finding at a time (:func:`~auditor.contract.summary_line_pieces`)."""
+    """:func:`summary_line` in pieces, one late finding at a time (:func:`~auditor.formats.contract.summary_line_pieces`)."""
     late = ({"source": clean(source), **clean_finding(f).to_dict()} for source, f in late_findings)
     yield from summary_line_pieces(run, late)
     yield "\n"
@@ -120,7 +120,7 @@ class Stream:
 
     def __init__(self, stream: TextIO, sign: Callable[[str, str, str | None], str] | None = None) -> None:
         self.stream = stream
-        # sign(line, source, transcript sha256): the line with its "resume" member (auditor.resume).
+        # sign(line, source, transcript sha256): the line with its "resume" member (auditor.batch.resume).
         self.sign = sign
 
     def write_result(self, result: AuditResult) -> None:

@@ -12,10 +12,10 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
-from ..findings import Finding, Severity
-from ..result import AuditResult, Status
-from ..strings import plural
-from . import Run, place
+from auditor.findings import Finding, Severity
+from auditor.formats import Run, place
+from auditor.parse.strings import plural
+from auditor.result import AuditResult, Status
 
 # Characters XML 1.0 cannot carry even escaped; an answer's text may hold them.
 _INVALID_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

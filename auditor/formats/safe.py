@@ -26,7 +26,7 @@ the same object.  :func:`clean_result` applies it to every string of an
 (keys included), leaving numbers, booleans and null as they are.  The output
 layer applies it where data enters it: :class:`~auditor.formats.Run` cleans its
 results when it is built (every format renders a Run), and the JSON contract
-(:mod:`auditor.contract`) cleans each result it is given, so every jsonl line is clean.
+(:mod:`auditor.formats.contract`) cleans each result it is given, so every jsonl line is clean.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..findings import Finding
-    from ..result import AuditResult
+    from auditor.findings import Finding
+    from auditor.result import AuditResult
 
 # Anything clean() would change: the fast path returns the text itself when none occurs.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -57,6 +57,7 @@ _SEQUENCE = re.compile(
 )
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def clean(text: str) -> str:
     """``text`` without terminal controls, escape sequences and bidi overrides (see the module)."""
@@ -89,7 +90,7 @@ def clean_value(value: Any) -> Any:
     return value
 
 
-def clean_finding(f: "Finding") -> "Finding":
+def clean_finding(f: Finding) -> Finding:
     """``f`` with its message, pointer and values cleaned; ``f`` itself when nothing changes."""
     message, pointer = clean(f.message), clean(f.pointer)
     claimed, recomputed = clean_value(f.claimed), clean_value(f.recomputed)
@@ -98,7 +99,7 @@ def clean_finding(f: "Finding") -> "Finding":
     return replace(f, message=message, pointer=pointer, claimed=claimed, recomputed=recomputed)
 
 
-def clean_result(result: "AuditResult") -> "AuditResult":
+def clean_result(result: AuditResult) -> AuditResult:
     """``result`` with its source, findings, tables, rerun record, cross facts and log path cleaned;
     ``result`` itself when nothing changes (the common case: no copy, no ``replace``)."""
     fields = {
@@ -117,4 +118,3 @@ def clean_result(result: "AuditResult") -> "AuditResult":
     if findings is not result.findings:
         changed["findings"] = findings
     return replace(result, **changed) if changed else result
-

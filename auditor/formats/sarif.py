@@ -8,7 +8,7 @@ forward slashes), at the line and column of the value its JSON Pointer names
 the pointer itself (a logical location, and in the message).
 
 ``partialFingerprints`` hold a fingerprint made by the baseline's recipe
-(:func:`auditor.baseline.fingerprint`: rule, source, pointer and claimed value,
+(:func:`auditor.findings.fingerprint`: rule, source, pointer and claimed value,
 no line numbers), so that a code-scanning service tracks a finding across
 re-formatting as a baseline does.  Its source is rooted at the working
 directory, like the artifact URIs, not at a baseline file's folder: it equals
@@ -24,12 +24,11 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from .. import __version__
-from ..baseline import fingerprint
-from ..findings import Finding, Rule, Severity, all_rules
-from ..paths import portable
-from ..result import AuditResult
-from . import Run
+from auditor import __version__
+from auditor.files.paths import portable
+from auditor.findings import Finding, Rule, Severity, all_rules, fingerprint
+from auditor.formats import Run
+from auditor.result import AuditResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

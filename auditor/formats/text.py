@@ -17,11 +17,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..findings import Severity
-from ..paths import STDIN, STDIN_NAME
-from ..strings import plural
-from ..result import AuditResult, Status
-from . import DETAILED_FAILURES, Run, display, disputed, place, same_claim
+from auditor.files.paths import STDIN, STDIN_NAME
+from auditor.findings import Severity
+from auditor.formats import DETAILED_FAILURES, Run, display, disputed, place, same_claim
+from auditor.parse.strings import plural
+from auditor.result import AuditResult, Status
 
 _STATUS_STYLE = {Status.PASS: "bold green", Status.FAIL: "bold red", Status.ERROR: "bold magenta"}
 _SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -151,7 +151,7 @@ def write(run: Run, stream: TextIO, *, details: int | None = DETAILED_FAILURES, 
     if len(run.results) == 1:
         console.print(_panel(run.results[0]))
         return
-    from .batch_table import batch_report
+    from auditor.formats.batch_table import batch_report
 
     shown = failing if details is None else failing[:details]
     for result in shown:
@@ -167,6 +167,6 @@ def write(run: Run, stream: TextIO, *, details: int | None = DETAILED_FAILURES, 
 
 def write_statistics(run: Run, stream: TextIO) -> None:
     """``--statistics``: how often each rule fired, most frequent first (as ruff prints it)."""
-    from .batch_table import statistics_table
+    from auditor.formats.batch_table import statistics_table
 
     make_console(stream).print(statistics_table(run))

@@ -34,7 +34,7 @@ and :mod:`.words` (relative changes and their vocabulary), :mod:`.resamples`
 text, and matching only where a word puts a claim).
 """
 
-from .claims import (
+from auditor.prose.claims import (
     ClaimTest,
     DeltaClaim,
     FromToClaim,
@@ -47,13 +47,13 @@ from .claims import (
     extract_p_values,
     extract_wins,
 )
-from .numbers import LONG_NUMBER_RTOL, Reported, parse_number
-from .relative import (
+from auditor.prose.numbers import LONG_NUMBER_RTOL, Reported, parse_number
+from auditor.prose.relative import (
     MAX_RELATIVE_CHANGES,
     RelativeChangeClaim,
     extract_relative_changes,
 )
-from .resamples import (
+from auditor.prose.resamples import (
     MAX_RESAMPLE_MATCHES,
     MAX_RESAMPLES,
     MIN_RESAMPLES,

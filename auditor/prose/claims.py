@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .numbers import (
+from auditor.prose.numbers import (
     NUM,
     Reported,
     capped,
@@ -21,8 +21,8 @@ from .numbers import (
     followed_by_percent,
     parse_number,
 )
-from .relative import RelativeChangeClaim, relative_changes
-from .scanning import fold, matches_at, positions
+from auditor.prose.relative import RelativeChangeClaim, relative_changes
+from auditor.prose.scanning import fold, matches_at, positions
 
 # The patterns are in lower case and run on fold(text) (see .scanning); what a
 # claim quotes is read from the text at the match's span.

@@ -18,9 +18,7 @@ LONG_NUMBER_RTOL = 1e-6
 # A number as agents write it: "-0.0087", ".05", "1.5e-3", "2×10^-4" ("−" is U+2212).
 NUM = r"[-−+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-−+]?\d+|\s?[×x]\s?10\^?[-−+]?\d+)?"
 # The same, with groups: mantissa, its decimals (two spellings), exponent (two spellings).
-_MANTISSA_EXPONENT = re.compile(
-    r"([-−+]?(?:\d+(?:\.(\d+))?|\.(\d+)))(?:[eE]([-−+]?\d+)|\s?[×x]\s?10\^?([-−+]?\d+))?"
-)
+_MANTISSA_EXPONENT = re.compile(r"([-−+]?(?:\d+(?:\.(\d+))?|\.(\d+)))(?:[eE]([-−+]?\d+)|\s?[×x]\s?10\^?([-−+]?\d+))?")
 _SIGNS = ("-", "−", "+")
 # Half a unit in the last digit of a plain decimal with k decimals, for the k prose writes.
 _HALF_UNITS = tuple(0.5 * 10.0**-decimals for decimals in range(24))

@@ -11,7 +11,7 @@ import bisect
 import re
 from typing import NamedTuple
 
-from .numbers import (
+from auditor.prose.numbers import (
     CLAUSE_WINDOW,
     NARROW_BREAK,
     NUM,
@@ -22,8 +22,8 @@ from .numbers import (
     last_break,
     parse_number,
 )
-from .scanning import fold
-from .words import (
+from auditor.prose.scanning import fold
+from auditor.prose.words import (
     APPROXIMATE,
     ARTICLES,
     CHANGE_ADJECTIVES,
@@ -62,6 +62,7 @@ _NOT_A_CHANGE_AFTER = re.compile(r"\s*(?:of\b|[-–—/]\s*\d)")
 _RELATIVE_AFTER_WINDOW = 60
 # At most this many percentages next to a change word are examined per text.
 MAX_RELATIVE_CHANGES = 256
+
 
 class RelativeChangeClaim(NamedTuple):
     """``a 4.1% reduction in test MSE``: a relative change of the metric and its direction.

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
-from .numbers import (
+from auditor.prose.numbers import (
     CLAUSE_BREAK,
     CLAUSE_WINDOW,
     SENTENCE_BREAK,
@@ -15,7 +15,7 @@ from .numbers import (
     first_break,
     last_break,
 )
-from .scanning import fold
+from auditor.prose.scanning import fold
 
 
 def _count(magnitudes: str) -> str:
@@ -208,8 +208,10 @@ def says_randomized(texts: Iterable[str], max_chars: int) -> bool:
         start = last_break(CLAUSE_BREAK, read, max(0, m.start() - CLAUSE_WINDOW), m.start())
         end = first_break(CLAUSE_BREAK, read, m.end(), min(len(read), m.end() + CLAUSE_WINDOW))
         clause = read[start:end]
-        if _ABOUT_THE_TEST.search(clause) and not _NOT_THE_TEST.search(clause) and not _stated_exact(
-            read, m.start(), m.end()
+        if (
+            _ABOUT_THE_TEST.search(clause)
+            and not _NOT_THE_TEST.search(clause)
+            and not _stated_exact(read, m.start(), m.end())
         ):
             return True
     return False

@@ -138,6 +138,7 @@ def direction_is_clear(subject: list[str], after: list[str]) -> bool:
             return all(_known_word(w) and w not in _IDEA_WORDS for w in complement)
     return True
 
+
 def _normal_word(word: str) -> str:
     word = word.lower().replace("’", "'")
     if word.endswith("'s"):

@@ -29,13 +29,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..findings import Finding
-from ..options import AuditOptions, RerunOptions
-from ..rules.rerun import R801, R802, R806, R807
-from ..strings import plural
-from . import cache, compare, probe_memo, sandbox
-from .command import Command, CommandRefused, parse_how_to_run
-from .device import (
+from auditor.findings import Finding
+from auditor.options.models import AuditOptions, RerunOptions
+from auditor.parse.strings import plural
+from auditor.rerun import cache, compare, probe_memo, sandbox
+from auditor.rerun.command import Command, CommandRefused, parse_how_to_run
+from auditor.rerun.device import (
     Device,
     DeviceUnavailable,
     Interpreter,
@@ -44,10 +43,10 @@ from .device import (
     probe_interpreter,
     resolve_python,
 )
-from .failure import failure_finding, with_tail
-from .record import RerunRecord
-from .sandbox import Outcome, SandboxUnavailable
-from .workspace import (
+from auditor.rerun.failure import failure_finding, with_tail
+from auditor.rerun.record import RerunRecord
+from auditor.rerun.sandbox import Outcome, SandboxUnavailable
+from auditor.rerun.workspace import (
     REPORT_NAME,
     Workspace,
     collect_files,
@@ -56,6 +55,7 @@ from .workspace import (
     remove_copy,
     workspace_root,
 )
+from auditor.rules.rerun import R801, R802, R806, R807
 
 __all__ = ["DeviceUnavailable", "RerunRecord", "SandboxUnavailable", "run_and_compare"]
 
@@ -72,8 +72,9 @@ def run_and_compare(
     say = rerun.progress or (lambda _message: None)
     record = RerunRecord.start(rerun)
     if not isinstance(document, dict) or not document.get("how_to_run"):
-        return [R802.finding("the answer has no how_to_run: there is no command to rerun",
-                             pointer="/how_to_run")], record.to_dict()
+        return [
+            R802.finding("the answer has no how_to_run: there is no command to rerun", pointer="/how_to_run")
+        ], record.to_dict()
     findings: list[Finding] = []
     command = _parse_command(document["how_to_run"], findings)
     ws = _check_workspace(document, transcript_path, rerun, command, findings, options)
@@ -91,15 +92,25 @@ def _parse_command(how_to_run: object, findings: list[Finding]) -> Command | Non
         return None
 
 
-def _check_workspace(document: dict, transcript_path: str | None, rerun: RerunOptions, command: Command | None,
-                     findings: list[Finding], options: AuditOptions) -> Workspace | None:
+def _check_workspace(
+    document: dict,
+    transcript_path: str | None,
+    rerun: RerunOptions,
+    command: Command | None,
+    findings: list[Finding],
+    options: AuditOptions,
+) -> Workspace | None:
     root = workspace_root(transcript_path, rerun.workspace)
     if root is None:
-        findings.append(R801.finding("the transcript was read from stdin, so its files cannot be found; "
-                                     "pass --workspace", pointer="/files"))
+        findings.append(
+            R801.finding(
+                "the transcript was read from stdin, so its files cannot be found; pass --workspace", pointer="/files"
+            )
+        )
         return None
-    ws = collect_files(root, document.get("files"), command.script if command else None,
-                       owner=owner_of(transcript_path, root))
+    ws = collect_files(
+        root, document.get("files"), command.script if command else None, owner=owner_of(transcript_path, root)
+    )
     findings += ws.findings
     if ws.shipped_report is not None:
         shipped = _shipped_report_finding(document, ws, options)
@@ -115,13 +126,16 @@ def _shipped_report_finding(document: dict, ws: Workspace, options: AuditOptions
     """
     size = ws.sizes.get(REPORT_NAME, 0)
     if isinstance(document.get("bench_report"), dict) and size > options.max_bytes:
-        return R806.finding(f"the shipped {REPORT_NAME} is {size} bytes, over the {options.max_bytes}-byte limit",
-                            pointer="/bench_report")
+        return R806.finding(
+            f"the shipped {REPORT_NAME} is {size} bytes, over the {options.max_bytes}-byte limit",
+            pointer="/bench_report",
+        )
     try:
         stage = copy_for_run(ws, names=[REPORT_NAME])
     except OSError as exc:
-        return R801.finding(f"the shipped {REPORT_NAME} could not be read: {exc.strerror or exc}",
-                            pointer="/files", claimed=REPORT_NAME)
+        return R801.finding(
+            f"the shipped {REPORT_NAME} could not be read: {exc.strerror or exc}", pointer="/files", claimed=REPORT_NAME
+        )
     try:
         return compare.shipped_report_finding(document, stage / REPORT_NAME, options)
     finally:
@@ -133,8 +147,15 @@ def _blocking(findings: list[Finding]) -> bool:
     return any(f.rule == R802.code or (f.rule == R801.code and f.claimed != REPORT_NAME) for f in findings)
 
 
-def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOptions, options: AuditOptions,
-             record: RerunRecord, say: Progress) -> tuple[list[Finding], RerunRecord]:
+def _execute(
+    document: dict,
+    command: Command,
+    ws: Workspace,
+    rerun: RerunOptions,
+    options: AuditOptions,
+    record: RerunRecord,
+    say: Progress,
+) -> tuple[list[Finding], RerunRecord]:
     bwrap = None if rerun.unsafe_no_sandbox else sandbox.find_bubblewrap()
     python = resolve_python(rerun.python)
     record = replace(record, python=python)
@@ -148,15 +169,23 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
     device = choose_device(rerun.device, interpreter)
     argv = command.argv(python)
     limits = _limits(rerun, options, device.memory_resource)
-    record = replace(record, device=device.kind, torch_version=interpreter.torch_version, command=tuple(argv),
-                     sandbox_uid=bwrap.experiment_uid if bwrap else os.getuid(),
-                     limits=_limits_record(limits, bwrap))
+    record = replace(
+        record,
+        device=device.kind,
+        torch_version=interpreter.torch_version,
+        command=tuple(argv),
+        sandbox_uid=bwrap.experiment_uid if bwrap else os.getuid(),
+        limits=_limits_record(limits, bwrap),
+    )
     say(f"rerun: copying {plural(len(ws.files), 'file')} to a fresh folder")
     try:
         stage = copy_for_run(ws, rerun.timeout)
     except OSError as exc:
-        return [R801.finding(f"the workspace files could not be copied for the run: {exc.strerror or exc}",
-                             pointer="/files")], record
+        return [
+            R801.finding(
+                f"the workspace files could not be copied for the run: {exc.strerror or exc}", pointer="/files"
+            )
+        ], record
     try:
         run = _Run(python, argv, stage, device, interpreter, limits, bwrap)
         outcome, cached = _outcome(run, [n for n in ws.files if n != REPORT_NAME], rerun, say)
@@ -169,8 +198,9 @@ def _execute(document: dict, command: Command, ws: Workspace, rerun: RerunOption
     return _compare(document, outcome, rerun, options, record)
 
 
-def _interpreter(python: str, bwrap: sandbox.Bubblewrap | None, rerun: RerunOptions, options: AuditOptions,
-                 say: Progress) -> Interpreter:
+def _interpreter(
+    python: str, bwrap: sandbox.Bubblewrap | None, rerun: RerunOptions, options: AuditOptions, say: Progress
+) -> Interpreter:
     """The probe's answer: remembered with the rerun cache (see :mod:`.probe_memo`), else asked for."""
     folder = cache.entries_folder(rerun.cache_dir)
     known = probe_memo.recall(folder, python, bwrap) if rerun.use_cache else None
@@ -204,16 +234,26 @@ def _outcome(run: _Run, names: list[str], rerun: RerunOptions, say: Progress) ->
     folder = cache.entries_folder(rerun.cache_dir)
     key = None
     if rerun.use_cache:
-        key = cache.run_key(cache.file_digests(run.stage, names), run.argv, run.device.kind,
-                            cache.interpreter_identity(run.python, run.interpreter.torch_version), run.limits,
-                            sandboxed=run.bwrap is not None)
+        key = cache.run_key(
+            cache.file_digests(run.stage, names),
+            run.argv,
+            run.device.kind,
+            cache.interpreter_identity(run.python, run.interpreter.torch_version),
+            run.limits,
+            sandboxed=run.bwrap is not None,
+        )
         stored = cache.load(folder, key)
         if stored is not None:
             say(f"rerun: {' '.join(run.argv[1:])} on {run.device.kind}: unchanged, taken from the cache")
             return stored, True
     experiment = sandbox.Experiment(
-        python=run.python, command=run.argv, stage=run.stage, report_name=REPORT_NAME,
-        device_env=run.device.env, device_nodes=run.device.device_nodes, keep_paths=run.interpreter.paths,
+        python=run.python,
+        command=run.argv,
+        stage=run.stage,
+        report_name=REPORT_NAME,
+        device_env=run.device.env,
+        device_nodes=run.device.device_nodes,
+        keep_paths=run.interpreter.paths,
     )
     say(f"rerun: running {' '.join(run.argv[1:])} on {run.device.kind} (timeout {rerun.timeout:g} s)")
     outcome = sandbox.run(run.bwrap, experiment, run.limits)
@@ -222,24 +262,37 @@ def _outcome(run: _Run, names: list[str], rerun: RerunOptions, say: Progress) ->
     return outcome, False
 
 
-def _with_outcome(record: RerunRecord, outcome: Outcome, limits: sandbox.Limits,
-                  bwrap: sandbox.Bubblewrap | None, cached: bool) -> RerunRecord:
+def _with_outcome(
+    record: RerunRecord, outcome: Outcome, limits: sandbox.Limits, bwrap: sandbox.Bubblewrap | None, cached: bool
+) -> RerunRecord:
     """The record once the experiment ran (or its stored run was taken): how it ended and was held."""
     held = outcome.confinement
     return replace(
-        record, seconds=round(outcome.seconds, 3), exit_code=outcome.exit_code, signal=outcome.signal,
-        timed_out=outcome.timed_out, output_capped=outcome.output_capped, output_bytes=outcome.output_bytes,
+        record,
+        seconds=round(outcome.seconds, 3),
+        exit_code=outcome.exit_code,
+        signal=outcome.signal,
+        timed_out=outcome.timed_out,
+        output_capped=outcome.output_capped,
+        output_bytes=outcome.output_bytes,
         sandbox_uid=held.sandbox_uid if held.sandbox_uid is not None else record.sandbox_uid,
-        host_uid=held.host_uid, started=True, limits={**_limits_record(limits, bwrap, held), **held.to_record()},
+        host_uid=held.host_uid,
+        started=True,
+        limits={**_limits_record(limits, bwrap, held), **held.to_record()},
         cached=cached,
     )
 
 
 def _limits(rerun: RerunOptions, options: AuditOptions, memory_resource: str) -> sandbox.Limits:
     return sandbox.Limits(
-        timeout=rerun.timeout, memory_bytes=rerun.memory_bytes, memory_resource=memory_resource,
-        output_tail_bytes=rerun.output_tail_bytes, output_limit_bytes=rerun.output_limit_bytes,
-        disk_bytes=rerun.disk_bytes, max_processes=rerun.max_processes, max_report_bytes=options.max_bytes,
+        timeout=rerun.timeout,
+        memory_bytes=rerun.memory_bytes,
+        memory_resource=memory_resource,
+        output_tail_bytes=rerun.output_tail_bytes,
+        output_limit_bytes=rerun.output_limit_bytes,
+        disk_bytes=rerun.disk_bytes,
+        max_processes=rerun.max_processes,
+        max_report_bytes=options.max_bytes,
     )
 
 
@@ -259,8 +312,11 @@ def _limits_record(
 
 def _rerun_report(outcome: Outcome, options: AuditOptions) -> tuple[dict | None, str]:
     """The regenerated report and where it came from, or (None, why there is none)."""
-    value, problem = (compare.parse_json_bytes(outcome.report) if outcome.report is not None
-                      else (None, outcome.report_problem or "not written"))
+    value, problem = (
+        compare.parse_json_bytes(outcome.report)
+        if outcome.report is not None
+        else (None, outcome.report_problem or "not written")
+    )
     report = compare.as_report(value)
     if report is not None:
         return report, "file"
@@ -274,8 +330,9 @@ def _rerun_report(outcome: Outcome, options: AuditOptions) -> tuple[dict | None,
     return None, problem
 
 
-def _compare(document: dict, outcome: Outcome, rerun: RerunOptions, options: AuditOptions,
-             record: RerunRecord) -> tuple[list[Finding], RerunRecord]:
+def _compare(
+    document: dict, outcome: Outcome, rerun: RerunOptions, options: AuditOptions, record: RerunRecord
+) -> tuple[list[Finding], RerunRecord]:
     report, source = _rerun_report(outcome, options)
     if report is None:
         message = with_tail(f"the rerun exited 0 but {REPORT_NAME} {source}", outcome)
@@ -291,9 +348,15 @@ def _compare(document: dict, outcome: Outcome, rerun: RerunOptions, options: Aud
     baseline, _ = compare.arm_values(report, "baseline")
     idea, _ = compare.arm_values(report, "idea")
     record = replace(
-        record, max_rel_diff={c.arm: c.max_rel_diff for c in arms}, rtol=rtol, claimed_device=claim_device,
-        verdict=verdict.value if verdict else None, report_source=source, reproduced=not found,
-        baseline=tuple(baseline) if baseline is not None else None, idea=tuple(idea) if idea is not None else None,
+        record,
+        max_rel_diff={c.arm: c.max_rel_diff for c in arms},
+        rtol=rtol,
+        claimed_device=claim_device,
+        verdict=verdict.value if verdict else None,
+        report_source=source,
+        reproduced=not found,
+        baseline=tuple(baseline) if baseline is not None else None,
+        idea=tuple(idea) if idea is not None else None,
         p_value=statistics.p_value if statistics is not None else None,
         delta_mean=statistics.delta_mean if statistics is not None else None,
     )

@@ -55,7 +55,6 @@ class Owner:
         return f"{self.what} (uid {self.uid})"
 
 
-
 class Refused(Exception):
     """A file the answer names but may not have; the message is the finding's."""
 
@@ -81,11 +80,9 @@ def _owner(info: os.stat_result, what: str) -> Owner:
     return Owner(info.st_uid, frozenset(gids), what)
 
 
-
 def file_cost(info: os.stat_result) -> int:
     """What a file weighs: its apparent size (what a copy writes) or its allocated blocks, the larger."""
     return max(info.st_size, info.st_blocks * 512)
-
 
 
 def open_checked(root: Path, source: Path, owner: Owner, name: str) -> tuple[int, os.stat_result]:
@@ -126,8 +123,10 @@ def _step(fd: int, part: str, flags: int) -> int:
         new = os.open(part, flags, dir_fd=fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise Refused(f"a link appeared on the path of {part!r} after it was resolved; "
-                          "the workspace changed while it was checked") from None
+            raise Refused(
+                f"a link appeared on the path of {part!r} after it was resolved; "
+                "the workspace changed while it was checked"
+            ) from None
         raise
     os.close(fd)
     return new
@@ -147,22 +146,30 @@ def _check_folder(fd: int, owner: Owner, name: str, shown: PurePosixPath) -> Non
     info = os.fstat(fd)
     if not _allowed(owner, info, fd, _SEARCH):
         where = "the workspace folder" if str(shown) == "." else f"the folder {str(shown)!r}"
-        raise Refused(f"{name!r} lies in {where}, which {owner.label} may not enter (owner uid {info.st_uid}, "
-                      f"mode {stat.S_IMODE(info.st_mode):04o}); only what the answer's owner may read is copied")
+        raise Refused(
+            f"{name!r} lies in {where}, which {owner.label} may not enter (owner uid {info.st_uid}, "
+            f"mode {stat.S_IMODE(info.st_mode):04o}); only what the answer's owner may read is copied"
+        )
 
 
 def _check_file(fd: int, info: os.stat_result, owner: Owner, name: str) -> None:
     if info.st_nlink > 1 and info.st_uid != owner.uid:
-        raise Refused(f"{name!r} is a hard link ({info.st_nlink} names) to a file of uid {info.st_uid}, not of "
-                      f"{owner.label}; hard links to other users' files are not copied")
+        raise Refused(
+            f"{name!r} is a hard link ({info.st_nlink} names) to a file of uid {info.st_uid}, not of "
+            f"{owner.label}; hard links to other users' files are not copied"
+        )
     if not _allowed(owner, info, fd, _READ):
-        raise Refused(f"{name!r} may not be read by {owner.label}: it belongs to uid {info.st_uid} with mode "
-                      f"{stat.S_IMODE(info.st_mode):04o}; only what the answer's owner may read is copied")
+        raise Refused(
+            f"{name!r} may not be read by {owner.label}: it belongs to uid {info.st_uid} with mode "
+            f"{stat.S_IMODE(info.st_mode):04o}; only what the answer's owner may read is copied"
+        )
     if info.st_size > MAX_WORKSPACE_BYTES:
         allocated = info.st_blocks * 512
         sparse = ", a sparse file" if allocated < info.st_size // 2 else ""
-        raise Refused(f"{name!r} is {info.st_size} bytes ({allocated} allocated{sparse}), over the "
-                      f"{MAX_WORKSPACE_BYTES}-byte limit; it was not read")
+        raise Refused(
+            f"{name!r} is {info.st_size} bytes ({allocated} allocated{sparse}), over the "
+            f"{MAX_WORKSPACE_BYTES}-byte limit; it was not read"
+        )
 
 
 def _allowed(owner: Owner, info: os.stat_result, fd: int, want: int) -> bool:
@@ -184,8 +191,11 @@ def _allowed(owner: Owner, info: os.stat_result, fd: int, want: int) -> bool:
     for tag, perm, ident in acl:
         if tag == _ACL_USER and ident == owner.uid:
             return bool(perm & mask & want)
-    groups = [perm for tag, perm, ident in acl
-              if (tag == _ACL_GROUP_OBJ and info.st_gid in owner.gids) or (tag == _ACL_GROUP and ident in owner.gids)]
+    groups = [
+        perm
+        for tag, perm, ident in acl
+        if (tag == _ACL_GROUP_OBJ and info.st_gid in owner.gids) or (tag == _ACL_GROUP and ident in owner.gids)
+    ]
     if groups:
         return any(perm & mask & want for perm in groups)
     return any(perm & want for tag, perm, _ in acl if tag == _ACL_OTHER)
@@ -201,6 +211,11 @@ def _access_acl(fd: int) -> list[tuple[int, int, int]] | None:
         return []
     if len(blob) < 4 or (len(blob) - 4) % 8 or int.from_bytes(blob[:4], "little") != 2:
         return []
-    return [(int.from_bytes(blob[i:i + 2], "little"), int.from_bytes(blob[i + 2:i + 4], "little"),
-             int.from_bytes(blob[i + 4:i + 8], "little")) for i in range(4, len(blob), 8)]
-
+    return [
+        (
+            int.from_bytes(blob[i : i + 2], "little"),
+            int.from_bytes(blob[i + 2 : i + 4], "little"),
+            int.from_bytes(blob[i + 4 : i + 8], "little"),
+        )
+        for i in range(4, len(blob), 8)
+    ]

@@ -8,8 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import seccomp
-from .spec import (
+from auditor.rerun import seccomp
+from auditor.rerun.spec import (
     DROP_CAPS,
     MASKED_DIRS,
     READ_ONLY_MASK_BYTES,
@@ -19,7 +19,7 @@ from .spec import (
     Bubblewrap,
     SandboxUnavailable,
 )
-from .userns import pass_fds, pick_host_id, syscall_filter_fd, user_namespace
+from auditor.rerun.userns import pass_fds, pick_host_id, syscall_filter_fd, user_namespace
 
 INSTALL_HINT = f"install the Debian/Ubuntu package `bubblewrap` (apt-get install -y bubblewrap), or {UNSAFE_HINT}"
 
@@ -50,8 +50,9 @@ def find_bubblewrap() -> Bubblewrap:
         if drop_root and not perms:
             continue  # the unprivileged user could not write its own /tmp
         for syscall_filter in filters:  # without the filter only where this host refuses it
-            bwrap = Bubblewrap(path, userns, drop_root, userns == "bwrap" and "--disable-userns" in usage, size,
-                               perms, syscall_filter)
+            bwrap = Bubblewrap(
+                path, userns, drop_root, userns == "bwrap" and "--disable-userns" in usage, size, perms, syscall_filter
+            )
             error = _smoke_test(bwrap)
             if error is None:
                 return bwrap
@@ -66,14 +67,21 @@ def _smoke_test(bwrap: Bubblewrap) -> str | None:
     true = shutil.which("true") or "/bin/true"
     try:
         with user_namespace(bwrap, pick_host_id()) as userns_fd, syscall_filter_fd(bwrap) as filter_fd:
-            argv = bwrap_argv(bwrap, userns_fd=userns_fd, command=[true], env={}, keep_paths=(), device_nodes=(),
-                              seccomp_fd=filter_fd)
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
-                                  pass_fds=pass_fds(userns_fd, filter_fd), check=False)
+            argv = bwrap_argv(
+                bwrap, userns_fd=userns_fd, command=[true], env={}, keep_paths=(), device_nodes=(), seccomp_fd=filter_fd
+            )
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                stdin=subprocess.DEVNULL,
+                pass_fds=pass_fds(userns_fd, filter_fd),
+                check=False,
+            )
     except (OSError, subprocess.TimeoutExpired, SandboxUnavailable) as exc:
         return str(exc)
     return None if done.returncode == 0 else (done.stderr.strip() or f"exit code {done.returncode}")
-
 
 
 def bwrap_argv(
@@ -170,4 +178,3 @@ def hidden_keep_paths(paths: tuple[str, ...], masks: tuple[str, ...]) -> list[st
 
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
-

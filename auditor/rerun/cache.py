@@ -34,9 +34,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..atomic import atomic_write
-from .spec import Confinement, Limits, Outcome
+from auditor import __version__
+from auditor.files.atomic import atomic_write
+from auditor.rerun.spec import Confinement, Limits, Outcome
 
 FORMAT = 1
 CACHE_SUBDIR = "rerun"  # inside the auditor's cache folder

@@ -43,8 +43,10 @@ SHELL = "/bin/sh"
 JOIN_NAME = "auditor-cgroup-join"  # the shell's $0: its error messages start with it
 # $1 is the auditor's pid: a first process whose parent already died (the auditor was killed
 # between the fork and setpriv's prctl) exits instead of running an orphaned sandbox.
-JOIN = ('[ "$PPID" = "$1" ] || exit 125; shift; '
-        'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"')
+JOIN = (
+    '[ "$PPID" = "$1" ] || exit 125; shift; '
+    'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
+)
 # util-linux's setpriv sets the parent-death signal, which survives the exec into the shell and
 # bwrap: from its first instruction the run dies with the auditor (bwrap's own --die-with-parent
 # is set only once bwrap has started, too late for an auditor killed in between).
@@ -191,8 +193,15 @@ def _create_v2(mount: tuple[str, str], tag: str, memory_bytes: int, processes: i
         notes = [] if swap else ["swap is not accounted (memory.swap.max): memory swapped out is not counted"]
         if processes is not None and not pids:
             notes.append(f"process cap: the pids controller is not delegated at {parent}")
-        return RunCgroup("v2", path, path if pids else None, memory_bytes, swap, processes if pids else None,
-                         note="; ".join(notes) or None)
+        return RunCgroup(
+            "v2",
+            path,
+            path if pids else None,
+            memory_bytes,
+            swap,
+            processes if pids else None,
+            note="; ".join(notes) or None,
+        )
     return "; ".join(problems) or "no writable cgroup"
 
 
@@ -290,7 +299,7 @@ def _under_mount(mount_point: str, mount_root: str, path: str) -> str:
     """Where cgroup ``path`` (as /proc/self/cgroup names it) appears under a mount of ``mount_root``."""
     if mount_root not in ("", "/"):
         if path == mount_root or path.startswith(mount_root.rstrip("/") + "/"):
-            path = path[len(mount_root.rstrip("/")):]
+            path = path[len(mount_root.rstrip("/")) :]
         else:
             return mount_point  # a cgroup namespace or a foreign root: the mount's top
     relative = path.strip("/")

@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import Finding
-from ..model import is_number, join_pointer
-from ..options import AuditOptions
-from ..paths import REPORT_NAME
-from ..rules.rerun import R804, R805, R806
-from ..stats import NonFiniteStatistics, Recomputed, recompute
-from ..verdicts import Verdict, classify_verdict
-from ..strings import plural
+from auditor.answer.model import is_number
+from auditor.files.paths import REPORT_NAME
+from auditor.findings import Finding
+from auditor.options.models import AuditOptions
+from auditor.parse.pointers import join_pointer
+from auditor.parse.strings import plural
+from auditor.rules.rerun import R804, R805, R806
+from auditor.stats.summary import NonFiniteStatistics, Recomputed, recompute
+from auditor.stats.verdicts import Verdict, classify_verdict
 
 ARMS = ("baseline", "idea")
 # Same code, same seeds, same device kind: only float reassociation differs.
@@ -108,7 +109,7 @@ def as_report(value: Any) -> dict[str, Any] | None:
 
 def report_from_stdout(stdout: str, options: AuditOptions) -> dict[str, Any] | None:
     """The bench report printed on stdout, found like an answer in a transcript."""
-    from ..transcript import locate
+    from auditor.parse.transcript import locate
 
     if "{" not in stdout:
         return None
@@ -252,8 +253,12 @@ def rerun_statistics(claimed: dict[str, Any], rerun: dict[str, Any], options: Au
     direction = claimed.get("metric_direction", rerun.get("metric_direction"))
     try:
         return recompute(
-            baseline, idea, lower_is_better=direction != "higher is better",
-            alpha=options.alpha, exact_max_n=options.exact_max_n, resamples=options.resamples,
+            baseline,
+            idea,
+            lower_is_better=direction != "higher is better",
+            alpha=options.alpha,
+            exact_max_n=options.exact_max_n,
+            resamples=options.resamples,
             seed=options.random_seed,
         )
     except NonFiniteStatistics:  # values near the float range: R804 already says they differ

@@ -31,11 +31,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from ..options import RerunDevice
-from . import sandbox
-from .sandbox import SandboxUnavailable
-from .spec import MemoryResource
-from .stage import make_stage, remove_copy
+from auditor.options.models import RerunDevice
+from auditor.rerun import sandbox
+from auditor.rerun.sandbox import SandboxUnavailable
+from auditor.rerun.spec import MemoryResource
+from auditor.rerun.stage import make_stage, remove_copy
 
 DEVICES: tuple[RerunDevice, ...] = get_args(RerunDevice)
 # The device an experiment runs on.
@@ -158,10 +158,12 @@ def interpreter_refusal(python: str, roots: Iterable[str], interpreter: Interpre
         for candidate in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
             root = next((r for r in roots if _under(candidate, r)), None)
             if root is not None:
-                return (f"the interpreter {python!r} lies inside the workspace {root!r} (its {what} {candidate!r}): "
-                        "an interpreter or virtual environment shipped in the workspace could run the answer's code "
-                        "before the experiment, so it is never run; nothing was run. Pass --python with an "
-                        "interpreter outside the workspace")
+                return (
+                    f"the interpreter {python!r} lies inside the workspace {root!r} (its {what} {candidate!r}): "
+                    "an interpreter or virtual environment shipped in the workspace could run the answer's code "
+                    "before the experiment, so it is never run; nothing was run. Pass --python with an "
+                    "interpreter outside the workspace"
+                )
     return None
 
 
@@ -201,8 +203,9 @@ def clear_probe_cache() -> None:
         _cache.clear()
 
 
-def _probe(python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bubblewrap | None,
-           limits: sandbox.Limits | None) -> Interpreter:
+def _probe(
+    python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bubblewrap | None, limits: sandbox.Limits | None
+) -> Interpreter:
     nodes = gpu_device_nodes()
     resource = "DATA" if nodes else "AS"
     base = limits or sandbox.Limits(timeout=PROBE_TIMEOUT_S, memory_bytes=8 * sandbox.GiB)
@@ -211,8 +214,13 @@ def _probe(python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bub
     stage = make_stage(PROBE_TIMEOUT_S)  # empty: ``python -c`` puts the cwd on sys.path
     try:
         experiment = sandbox.Experiment(
-            python=python, command=[python, "-s", "-c", _PROBE], stage=stage, report_name="auditor-probe.json",
-            device_env=dict(visible), device_nodes=nodes, keep_paths=folders,
+            python=python,
+            command=[python, "-s", "-c", _PROBE],
+            stage=stage,
+            report_name="auditor-probe.json",
+            device_env=dict(visible),
+            device_nodes=nodes,
+            keep_paths=folders,
         )
         try:
             outcome = sandbox.run(bwrap, experiment, limits)
@@ -222,12 +230,17 @@ def _probe(python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bub
         remove_copy(stage)
     line = next((ln for ln in reversed(outcome.stdout.splitlines()) if ln.startswith(PROBE_TAG)), None)
     if line is None:  # the tag is printed last: with it, the probe got through whatever the exit status
-        why = ("timed out" if outcome.timed_out else f"was killed by {outcome.signal}" if outcome.signal
-               else f"exited with code {outcome.exit_code}")
+        why = (
+            "timed out"
+            if outcome.timed_out
+            else f"was killed by {outcome.signal}"
+            if outcome.signal
+            else f"exited with code {outcome.exit_code}"
+        )
         tail = (outcome.stderr.strip() or outcome.stdout.strip())[-500:]
         raise SandboxUnavailable(f"the interpreter {python!r} did not answer the probe in the sandbox ({why}): {tail}")
     try:
-        info = json.loads(line[len(PROBE_TAG):])
+        info = json.loads(line[len(PROBE_TAG) :])
         reported = tuple(dict.fromkeys(str(p) for p in info["paths"] if isinstance(p, str) and os.path.isabs(p)))
         return Interpreter(
             path=python,
@@ -248,8 +261,9 @@ def keep_paths(python: str, folders: tuple[str, ...], reported: tuple[str, ...])
     (one a ``.pth`` file or a tampered probe could name) is dropped.
     """
     own = [os.path.dirname(os.path.abspath(python)), os.path.dirname(os.path.realpath(python))]
-    inside = [p for p in reported
-              if any(_under(c, f) for c in (os.path.abspath(p), os.path.realpath(p)) for f in folders)]
+    inside = [
+        p for p in reported if any(_under(c, f) for c in (os.path.abspath(p), os.path.realpath(p)) for f in folders)
+    ]
     return tuple(dict.fromkeys(own + inside))
 
 
@@ -270,8 +284,11 @@ def choose_device(requested: str, interpreter: Interpreter) -> Device:
     if requested not in DEVICES:
         raise SandboxUnavailable(f"--device must be one of {', '.join(DEVICES)}, not {requested!r}")
     if requested == "cuda" and interpreter.gpus == 0:
-        why = (f"torch {interpreter.torch_version} sees no GPU" if interpreter.torch_version
-               else f"torch cannot be imported ({interpreter.torch_error})")
+        why = (
+            f"torch {interpreter.torch_version} sees no GPU"
+            if interpreter.torch_version
+            else f"torch cannot be imported ({interpreter.torch_error})"
+        )
         raise DeviceUnavailable(f"--device cuda needs a GPU, but in {interpreter.path} {why}")
     if requested == "cpu" or interpreter.gpus == 0:
         return Device("cpu", {"CUDA_VISIBLE_DEVICES": ""}, (), "AS")

@@ -16,9 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from .cache import digest, load_entry, store_entry
-from .device import DEVICE_VARIABLES, Interpreter, gpu_device_nodes
+from auditor import __version__
+from auditor.rerun.cache import digest, load_entry, store_entry
+from auditor.rerun.device import DEVICE_VARIABLES, Interpreter, gpu_device_nodes
 
 KEY_PREFIX = "probe-"
 
@@ -54,8 +54,12 @@ def remember(folder: Path, python: str, bwrap: object, interpreter: Interpreter)
     folders = sorted({*interpreter.paths, *interpreter.reported})
     value = {
         "interpreter": {
-            "path": interpreter.path, "paths": list(interpreter.paths), "torch_version": interpreter.torch_version,
-            "gpus": interpreter.gpus, "torch_error": interpreter.torch_error, "reported": list(interpreter.reported),
+            "path": interpreter.path,
+            "paths": list(interpreter.paths),
+            "torch_version": interpreter.torch_version,
+            "gpus": interpreter.gpus,
+            "torch_error": interpreter.torch_error,
+            "reported": list(interpreter.reported),
         },
         "folders": {path: _stamp(path) for path in folders},
     }
@@ -74,8 +78,12 @@ def _stamp(path: str) -> list[int] | None:
 def _interpreter_from_json(value: Any) -> Interpreter | None:
     try:
         return Interpreter(
-            path=str(value["path"]), paths=tuple(map(str, value["paths"])), torch_version=value["torch_version"],
-            gpus=int(value["gpus"]), torch_error=value["torch_error"], reported=tuple(map(str, value["reported"])),
+            path=str(value["path"]),
+            paths=tuple(map(str, value["paths"])),
+            torch_version=value["torch_version"],
+            gpus=int(value["gpus"]),
+            torch_error=value["torch_error"],
+            reported=tuple(map(str, value["reported"])),
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..options import RerunOptions
-from .device import DeviceKind
+from auditor.options.models import RerunOptions
+from auditor.rerun.device import DeviceKind
 
 SandboxMode = Literal["bubblewrap", "none"]
 # Where the rerun's report was found: the file it wrote, or what it printed.

@@ -69,9 +69,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import cgroup, seccomp
-from .bwrap import bwrap_argv, find_bubblewrap, masked_dirs
-from .spec import (
+from auditor.rerun import cgroup, seccomp
+from auditor.rerun.bwrap import bwrap_argv, find_bubblewrap, masked_dirs
+from auditor.rerun.spec import (
     CGROUP_HEADROOM_BYTES,
     LAUNCHER_TASKS,
     MAX_OPEN_FILES,
@@ -88,14 +88,14 @@ from .spec import (
     Outcome,
     SandboxUnavailable,
 )
-from .userns import (
+from auditor.rerun.userns import (
     HOST_ID_RANGE,
     pass_fds,
     pick_host_id,
     syscall_filter_fd,
     user_namespace,
 )
-from .watch import watch
+from auditor.rerun.watch import watch
 
 # The sandbox's vocabulary and its helpers, importable from here as before the split.
 __all__ = [
@@ -170,29 +170,48 @@ def run(bwrap: Bubblewrap | None, experiment: Experiment, limits: Limits) -> Out
         try:
             with user_namespace(bwrap, host_id or 0) as userns_fd, syscall_filter_fd(bwrap) as filter_fd:
                 config = {
-                    "stage": work + ".in" if bwrap else work, "work": work, "report_fd": write_end,
-                    "report_name": experiment.report_name, "max_report_bytes": limits.max_report_bytes,
-                    "uid": inside_id, "gid": inside_id,
-                    "memory_resource": limits.memory_resource, "memory_bytes": limits.memory_bytes,
-                    "max_file_bytes": limits.max_file_bytes, "max_open_files": MAX_OPEN_FILES,
+                    "stage": work + ".in" if bwrap else work,
+                    "work": work,
+                    "report_fd": write_end,
+                    "report_name": experiment.report_name,
+                    "max_report_bytes": limits.max_report_bytes,
+                    "uid": inside_id,
+                    "gid": inside_id,
+                    "memory_resource": limits.memory_resource,
+                    "memory_bytes": limits.memory_bytes,
+                    "max_file_bytes": limits.max_file_bytes,
+                    "max_open_files": MAX_OPEN_FILES,
                     # Unsandboxed, RLIMIT_NPROC would count the user's every process on the host.
                     "max_processes": limits.max_processes if bwrap else 0,
                     "keyctl": _keyctl_number(),
                 }
-                argv = [experiment.python, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--",
-                        *experiment.command]
+                argv = [experiment.python, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--", *experiment.command]
                 launch_env = env
                 if bwrap is not None:
-                    argv = bwrap_argv(bwrap, userns_fd=userns_fd, command=argv, env=env,
-                                      keep_paths=experiment.keep_paths, device_nodes=experiment.device_nodes,
-                                      stage=experiment.stage, work=work, work_bytes=work_bytes,
-                                      scratch_bytes=limits.scratch_bytes, seccomp_fd=filter_fd)
+                    argv = bwrap_argv(
+                        bwrap,
+                        userns_fd=userns_fd,
+                        command=argv,
+                        env=env,
+                        keep_paths=experiment.keep_paths,
+                        device_nodes=experiment.device_nodes,
+                        stage=experiment.stage,
+                        work=work,
+                        work_bytes=work_bytes,
+                        scratch_bytes=limits.scratch_bytes,
+                        seccomp_fd=filter_fd,
+                    )
                     launch_env = launcher_env()  # bwrap itself; --clearenv gives the experiment only ``env``
                 argv = run_cgroup.wrap(argv)  # every process of the run is born in it
                 start = time.monotonic()
                 proc = subprocess.Popen(
-                    argv, cwd="/" if bwrap else experiment.stage, env=launch_env, stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                    argv,
+                    cwd="/" if bwrap else experiment.stage,
+                    env=launch_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
                     pass_fds=pass_fds(write_end, userns_fd, filter_fd),
                 )
         except BaseException:
@@ -200,17 +219,22 @@ def run(bwrap: Bubblewrap | None, experiment: Experiment, limits: Limits) -> Out
             raise
         finally:
             os.close(write_end)
-        outcome, keyring = watch(proc, start, read_end, limits, sandboxed=bwrap is not None,
-                                  kill_rest=run_cgroup.kill)
+        outcome, keyring = watch(proc, start, read_end, limits, sandboxed=bwrap is not None, kill_rest=run_cgroup.kill)
     finally:
         usage = run_cgroup.close()
     confinement = Confinement(
-        cgroup=run_cgroup.version, memory_total_bytes=run_cgroup.memory_cap_bytes,
-        swap_capped=run_cgroup.swap_capped, processes_cap=run_cgroup.processes_cap,
-        syscall_filter=bool(bwrap and bwrap.seccomp), keyring=keyring,
+        cgroup=run_cgroup.version,
+        memory_total_bytes=run_cgroup.memory_cap_bytes,
+        swap_capped=run_cgroup.swap_capped,
+        processes_cap=run_cgroup.processes_cap,
+        syscall_filter=bool(bwrap and bwrap.seccomp),
+        keyring=keyring,
         sandbox_uid=inside_id if inside_id is not None else os.getuid(),
-        host_uid=host_id if host_id is not None else os.getuid(), open_files=MAX_OPEN_FILES,
-        note=run_cgroup.note, memory_peak_bytes=usage.memory_peak_bytes, oom_kills=usage.oom_kills,
+        host_uid=host_id if host_id is not None else os.getuid(),
+        open_files=MAX_OPEN_FILES,
+        note=run_cgroup.note,
+        memory_peak_bytes=usage.memory_peak_bytes,
+        oom_kills=usage.oom_kills,
         processes_refused=usage.processes_refused,
     )
     return dataclasses.replace(outcome, confinement=confinement)
@@ -231,4 +255,3 @@ def memory_total_bytes(limits: Limits, bwrap: Bubblewrap | None, work_bytes: int
 def _keyctl_number() -> int | None:
     arch = seccomp.host_arch()
     return seccomp.SYSCALLS["keyctl"][0 if arch == "x86_64" else 1] if arch else None
-

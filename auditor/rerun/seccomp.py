@@ -140,16 +140,50 @@ SYSCALLS: dict[str, tuple[int, int | None]] = {
 }
 
 EPERM_CALLS = (
-    "add_key", "request_key", "userfaultfd", "bpf", "perf_event_open", "ptrace", "setns", "mount", "umount2",
-    "pivot_root", "chroot", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-    "reboot", "swapon", "swapoff", "acct", "syslog", "quotactl", "open_by_handle_at", "lookup_dcookie",
-    "vhangup", "uselib", "iopl", "ioperm", "modify_ldt",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+    "bpf",
+    "perf_event_open",
+    "ptrace",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "syslog",
+    "quotactl",
+    "open_by_handle_at",
+    "lookup_dcookie",
+    "vhangup",
+    "uselib",
+    "iopl",
+    "ioperm",
+    "modify_ldt",
 )
 # ENOSYS: "not implemented here", so that callers fall back (liburing users to plain I/O,
 # glibc from clone3 to clone, util-linux from the new mount API to mount(2)).
 ENOSYS_CALLS = (
-    "io_uring_setup", "io_uring_enter", "io_uring_register", "clone3",
-    "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "clone3",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
 )
 # Calls whose arguments decide: the label of their check below.
 CHECKED_CALLS = ("keyctl", "socket", "socketpair", "personality", "clone", "unshare", "ioctl")
@@ -225,8 +259,13 @@ def build(arches: tuple[str, ...] = ("x86_64", "aarch64")) -> bytes:
             number = SYSCALLS[name][column]
             if number is None:
                 continue
-            target = (f"check_{SHARED_CHECKS.get(name, name)}" if name in CHECKED_CALLS
-                      else "eperm" if name in EPERM_CALLS else "enosys")
+            target = (
+                f"check_{SHARED_CHECKS.get(name, name)}"
+                if name in CHECKED_CALLS
+                else "eperm"
+                if name in EPERM_CALLS
+                else "enosys"
+            )
             p.jump(_JEQ_K, number, jt=target)
         p.ret(SECCOMP_RET_ALLOW)
 

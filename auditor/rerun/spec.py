@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import AuditorError
+from auditor.errors import AuditorError
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -135,9 +135,14 @@ class Confinement:
 
     def to_record(self) -> dict:
         return {
-            "cgroup": self.cgroup, "memory_total_bytes": self.memory_total_bytes, "swap_capped": self.swap_capped,
-            "processes_cgroup": self.processes_cap, "syscall_filter": self.syscall_filter,
-            "keyring": self.keyring, "host_uid": self.host_uid, "open_files": self.open_files,
+            "cgroup": self.cgroup,
+            "memory_total_bytes": self.memory_total_bytes,
+            "swap_capped": self.swap_capped,
+            "processes_cgroup": self.processes_cap,
+            "syscall_filter": self.syscall_filter,
+            "keyring": self.keyring,
+            "host_uid": self.host_uid,
+            "open_files": self.open_files,
             "note": self.note,
         }
 

@@ -33,8 +33,12 @@ def make_stage(expected_seconds: float = 0.0) -> Path:
     outer = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-"))
     try:
         marker = {
-            "uid": os.getuid(), "pid": os.getpid(), "start": _start_time(os.getpid()), "boot": _boot_id(),
-            "pidns": _pid_namespace(), "expires": time.time() + max(expected_seconds, 0.0) + STALE_MARGIN_S,
+            "uid": os.getuid(),
+            "pid": os.getpid(),
+            "start": _start_time(os.getpid()),
+            "boot": _boot_id(),
+            "pidns": _pid_namespace(),
+            "expires": time.time() + max(expected_seconds, 0.0) + STALE_MARGIN_S,
         }
         fd = os.open(outer / STAGE_MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -222,7 +222,7 @@ def _send(channel, header: str, data: bytes, close: bool = True) -> bool:
     try:
         view = memoryview(message)
         while view:
-            view = view[channel.write(view):]
+            view = view[channel.write(view) :]
         if close:
             channel.close()
     except OSError:

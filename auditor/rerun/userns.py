@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import seccomp
-from .spec import SANDBOX_GID, SANDBOX_UID, SYSTEM_PATH, Bubblewrap, SandboxUnavailable
+from auditor.rerun import seccomp
+from auditor.rerun.spec import SANDBOX_GID, SANDBOX_UID, SYSTEM_PATH, Bubblewrap, SandboxUnavailable
 
 # ... and the ids it has on the host: a fresh one per run from a range no distribution, container
 # manager or systemd hands out (systemd's UIDS-GIDS.md: 1879048192-2147352575 unused), never one
@@ -122,8 +122,12 @@ def syscall_filter_fd(bwrap: Bubblewrap | None) -> Iterator[int | None]:
 
 def _make_user_namespace(host_id: int) -> int:
     helper = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", _USERNS_HELPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, env={"PATH": SYSTEM_PATH}, text=True,
+        [sys.executable, "-I", "-S", "-c", _USERNS_HELPER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": SYSTEM_PATH},
+        text=True,
     )
     assert helper.stdin is not None and helper.stdout is not None
     try:
@@ -156,4 +160,3 @@ def _make_user_namespace(host_id: int) -> int:
 
 def pass_fds(*fds: int | None) -> tuple[int, ...]:
     return tuple(fd for fd in fds if fd is not None)
-

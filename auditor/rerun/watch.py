@@ -18,15 +18,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import cgroup
-from .spec import Limits, MiB, Outcome, SandboxUnavailable
+from auditor.rerun import cgroup
+from auditor.rerun.spec import Limits, MiB, Outcome, SandboxUnavailable
 
 PIPE_BYTES = MiB  # F_SETPIPE_SZ on the output pipes: fewer, larger reads
 F_SETPIPE_SZ = 1031
 
 
-def watch(proc: subprocess.Popen, start: float, channel_fd: int, limits: Limits, *, sandboxed: bool,
-           kill_rest: Callable[[], None] = lambda: None) -> tuple[Outcome, str | None]:
+def watch(
+    proc: subprocess.Popen,
+    start: float,
+    channel_fd: int,
+    limits: Limits,
+    *,
+    sandboxed: bool,
+    kill_rest: Callable[[], None] = lambda: None,
+) -> tuple[Outcome, str | None]:
     killer = _GroupKiller(proc)
     budget = _OutputBudget(limits.output_limit_bytes, killer.kill)
     stdout = _TailReader(proc.stdout, limits.output_tail_bytes, budget)
@@ -118,7 +125,7 @@ def _parse_channel(data: bytes) -> _Said:
         line, _, rest = rest.partition(b"\n")
         words = line.decode("utf-8", errors="replace").split()
         if words[0] == "AUDITOR-STARTED":
-            keyring = next((w[len("keyring="):] for w in words[1:] if w.startswith("keyring=")), None)
+            keyring = next((w[len("keyring=") :] for w in words[1:] if w.startswith("keyring=")), None)
             said = dataclasses.replace(said, started=True, keyring=keyring)
         elif len(words) == 3 and words[1] == "code" and words[2].isdecimal():
             said = dataclasses.replace(said, exit_code=int(words[2]))
@@ -127,9 +134,9 @@ def _parse_channel(data: bytes) -> _Said:
     header, _, body = rest.partition(b"\n")
     text = header.decode("utf-8", errors="replace")
     if text.startswith("AUDITOR-SETUP "):
-        return dataclasses.replace(said, setup_error=text[len("AUDITOR-SETUP "):])
+        return dataclasses.replace(said, setup_error=text[len("AUDITOR-SETUP ") :])
     if text.startswith("AUDITOR-REPORT "):
-        status = text[len("AUDITOR-REPORT "):]
+        status = text[len("AUDITOR-REPORT ") :]
         if status == "ok":
             return dataclasses.replace(said, report=body)
         return dataclasses.replace(said, problem=status)

@@ -21,10 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..findings import Finding
-from ..paths import REPORT_NAME  # the report the script writes
-from ..rules.rerun import R801, R802
-from .access import (
+from auditor.files.paths import REPORT_NAME  # the report the script writes
+from auditor.findings import Finding
+from auditor.rerun.access import (
     MAX_WORKSPACE_BYTES,
     Owner,
     Refused,
@@ -32,14 +31,27 @@ from .access import (
     open_checked,
     owner_of,
 )
-from .bwrap import masked_dirs
-from .command import CommandRefused, relative_name
-from .spec import MASKED_DIRS
-from .stage import STAGE_MARKER, clean_stale_stages, make_stage, remove_copy
+from auditor.rerun.bwrap import masked_dirs
+from auditor.rerun.command import CommandRefused, relative_name
+from auditor.rerun.spec import MASKED_DIRS
+from auditor.rerun.stage import STAGE_MARKER, clean_stale_stages, make_stage, remove_copy
+from auditor.rules.rerun import R801, R802
 
 __all__ = [
-    "MAX_WORKSPACE_BYTES", "REPORT_NAME", "STAGE_MARKER", "Owner", "Workspace", "clean_stale_stages", "collect_files",
-    "copy_for_run", "file_cost", "make_stage", "open_checked", "owner_of", "refused_workspace", "remove_copy",
+    "MAX_WORKSPACE_BYTES",
+    "REPORT_NAME",
+    "STAGE_MARKER",
+    "Owner",
+    "Workspace",
+    "clean_stale_stages",
+    "collect_files",
+    "copy_for_run",
+    "file_cost",
+    "make_stage",
+    "open_checked",
+    "owner_of",
+    "refused_workspace",
+    "remove_copy",
     "workspace_root",
 ]
 
@@ -78,7 +90,6 @@ class Workspace:
         return tuple(dict.fromkeys((named, str(self.root))))
 
 
-
 # -- where the workspace is and whose it is ---------------------------------------------------
 
 
@@ -93,7 +104,6 @@ def workspace_root(transcript_path: str | None, workspace: str | None) -> Path |
     if transcript_path:
         return Path(os.path.abspath(transcript_path)).parent
     return None
-
 
 
 def _home_folders(owner: Owner | None) -> set[str]:
@@ -148,10 +158,15 @@ def collect_files(root: Path, names: object, script: str | None, *, owner: Owner
     ws.owner = owner = owner or owner_of(None, real_root)
     why = refused_workspace(root, real_root, owner)
     if why is not None:
-        ws.findings.append(R802.finding(
-            f"the workspace {str(root)!r} is {why}: an answer's files are never looked up there, and "
-            "nothing was run; pass --workspace with the experiment's own folder",
-            pointer="/files", claimed=str(root), recomputed=str(real_root)))
+        ws.findings.append(
+            R802.finding(
+                f"the workspace {str(root)!r} is {why}: an answer's files are never looked up there, and "
+                "nothing was run; pass --workspace with the experiment's own folder",
+                pointer="/files",
+                claimed=str(root),
+                recomputed=str(real_root),
+            )
+        )
         return ws
     entries = _named_entries(names, ws)
     if script is not None and script not in {name for name, _ in entries}:
@@ -172,8 +187,9 @@ def collect_files(root: Path, names: object, script: str | None, *, owner: Owner
             ws.findings.append(R801.finding(f"{name!r} is a broken link", pointer=pointer, claimed=name))
             continue
         except OSError as exc:
-            ws.findings.append(R801.finding(f"{name!r} cannot be opened ({exc.strerror or exc})",
-                                            pointer=pointer, claimed=name))
+            ws.findings.append(
+                R801.finding(f"{name!r} cannot be opened ({exc.strerror or exc})", pointer=pointer, claimed=name)
+            )
             continue
         os.close(fd)
         ws.files[name] = source
@@ -182,12 +198,15 @@ def collect_files(root: Path, names: object, script: str | None, *, owner: Owner
         total += file_cost(info)
     if total > MAX_WORKSPACE_BYTES:
         ws.findings.append(
-            R802.finding(f"the files add up to {total} bytes (apparent size or allocated blocks, whichever is "
-                         f"larger), over the {MAX_WORKSPACE_BYTES}-byte limit", pointer="/files", claimed=total,
-                         recomputed=MAX_WORKSPACE_BYTES)
+            R802.finding(
+                f"the files add up to {total} bytes (apparent size or allocated blocks, whichever is "
+                f"larger), over the {MAX_WORKSPACE_BYTES}-byte limit",
+                pointer="/files",
+                claimed=total,
+                recomputed=MAX_WORKSPACE_BYTES,
+            )
         )
     return ws
-
 
 
 def _named_entries(names: object, ws: Workspace) -> list[tuple[str, str]]:
@@ -198,8 +217,9 @@ def _named_entries(names: object, ws: Workspace) -> list[tuple[str, str]]:
         ws.findings.append(R802.finding("files is not a list of file names", pointer="/files"))
         return []
     if len(names) > MAX_FILES:
-        ws.findings.append(R802.finding(f"files lists {len(names)} entries; at most {MAX_FILES} are copied",
-                                        pointer="/files"))
+        ws.findings.append(
+            R802.finding(f"files lists {len(names)} entries; at most {MAX_FILES} are copied", pointer="/files")
+        )
         return []
     entries: list[tuple[str, str]] = []
     for index, name in enumerate(names):
@@ -215,20 +235,27 @@ def _resolve_inside(root: Path, name: str, pointer: str, ws: Workspace) -> Path 
     """The real path of ``root/name`` if it lies inside ``root`` (not yet opened)."""
     candidate = root / name
     if not os.path.lexists(candidate):
-        ws.findings.append(R801.finding(f"{name!r} is not in the workspace {str(root)!r}", pointer=pointer,
-                                        claimed=name))
+        ws.findings.append(
+            R801.finding(f"{name!r} is not in the workspace {str(root)!r}", pointer=pointer, claimed=name)
+        )
         return None
     real = candidate.resolve()
     if real == root:
-        ws.findings.append(R802.finding(f"{name!r} is not a regular file; list the files themselves",
-                                        pointer=pointer, claimed=name))
+        ws.findings.append(
+            R802.finding(f"{name!r} is not a regular file; list the files themselves", pointer=pointer, claimed=name)
+        )
         return None
     if not real.is_relative_to(root):
-        ws.findings.append(R802.finding(f"{name!r} leads outside the workspace (to {str(real)!r})",
-                                        pointer=pointer, claimed=name, recomputed=str(real)))
+        ws.findings.append(
+            R802.finding(
+                f"{name!r} leads outside the workspace (to {str(real)!r})",
+                pointer=pointer,
+                claimed=name,
+                recomputed=str(real),
+            )
+        )
         return None
     return real
-
 
 
 # -- copying the checked files to a stage ----------------------------------------------------

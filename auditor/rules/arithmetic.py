@@ -1,6 +1,6 @@
 """A3xx: the numbers of the report against the numbers recomputed from its per-seed values.
 
-Every check compares one claimed field with :class:`auditor.stats.Recomputed`
+Every check compares one claimed field with :class:`auditor.stats.summary.Recomputed`
 and stays silent when the field is absent ("flag contradictions only, never
 absence") or when the arms could not be paired (``ctx.recomputed is None``);
 A301 is the exception, because it explains why nothing could be paired.
@@ -11,13 +11,13 @@ the sweep check A311 in :mod:`.arithmetic_sweep`.
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..context import AuditContext
-from ..findings import Finding, Rule, Severity, check_rule
-from ..model import ArmView
-from ..precision import mean_agrees
-from ..stats import ArmSummary, std_ddof_matching
+from auditor.answer.model import ArmView
+from auditor.context import AuditContext
+from auditor.findings import Finding, Rule, Severity, check_rule
+from auditor.stats.precision import mean_agrees
+from auditor.stats.summary import ArmSummary, std_ddof_matching
 
 # Offending per-seed indices quoted in one message before "and N more".
 MAX_LISTED = 5
@@ -52,7 +52,7 @@ def report_recomputed(
     Reads "``what`` is claimed as 0.001 but ``source`` 0.015625``hint``; report 0.015625":
     ``source`` names the computation up to its value ("the mean of its 8 per-seed values is").
     ``width``: how far the value may move with the rounding of the printed per-seed values
-    (:mod:`auditor.rounding`); the value is then given to that precision, never more.
+    (:mod:`auditor.stats.rounding`); the value is then given to that precision, never more.
     """
     shown = _fmt(value) if not width else _fmt_within(value, width)
     if width:
@@ -83,9 +83,7 @@ def _claimed_counts(ctx: AuditContext) -> list[tuple[str, str, int]]:
         counts.append((f"{arm.name} n", arm.stats_pointer + "/n", arm.stats.n))
     counts.append(("comparison.n_pairs", ctx.pointer("comparison", "n_pairs"), c.n_pairs))
     if c.per_seed_diffs is not None:
-        counts.append(
-            ("len(per_seed_diffs)", ctx.pointer("comparison", "per_seed_diffs"), len(c.per_seed_diffs))
-        )
+        counts.append(("len(per_seed_diffs)", ctx.pointer("comparison", "per_seed_diffs"), len(c.per_seed_diffs)))
     return counts
 
 
@@ -175,7 +173,12 @@ def A302(ctx: AuditContext) -> Iterator[Finding]:
         if not mean_agrees(claimed, summary.mean, summary.n, summary.magnitude, width):
             source = f"the mean of its {summary.n} per-seed values is"
             yield report_recomputed(
-                A302, f"{_arm_label(arm)} mean", claimed, source, summary.mean, pointer=arm.stats_pointer + "/mean",
+                A302,
+                f"{_arm_label(arm)} mean",
+                claimed,
+                source,
+                summary.mean,
+                pointer=arm.stats_pointer + "/mean",
                 width=width,
             )
 
@@ -208,7 +211,9 @@ def A303(ctx: AuditContext) -> Iterator[Finding]:
     summaries = _arm_summaries(ctx)
     rounding = ctx.rounding
     matched = {
-        arm.name: std_ddof_matching(arm.stats.std, summary, (rounding.std_width(arm.name, 0), rounding.std_width(arm.name, 1)))
+        arm.name: std_ddof_matching(
+            arm.stats.std, summary, (rounding.std_width(arm.name, 0), rounding.std_width(arm.name, 1))
+        )
         for arm, summary in summaries
     }
     for arm, summary in summaries:
@@ -266,7 +271,7 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     if r is None or claimed is None or len(claimed) != r.n_pairs:
         return  # a length mismatch is A301's
     rounding = ctx.rounding
-    diffs = rounding.seed_diffs  # of the per-seed values: r's may be these very claims (auditor.rounding)
+    diffs = rounding.seed_diffs  # of the per-seed values: r's may be these very claims (auditor.stats.rounding)
     if tuple(claimed) == diffs:
         return  # every difference as computed (and finite, as every recomputed one is): nothing to bound
     # The same test that lets the claims stand for the differences: a claim failing here is never used.

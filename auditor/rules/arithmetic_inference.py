@@ -7,13 +7,13 @@ module's number formatting.
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..precision import Noise, agrees, mean_noise, printed, std_noise
-from ..stats import RTOL_MDE, PBand, min_two_sided_p, t_quantile, values_close
-from .arithmetic import _fmt, report_recomputed
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.rules.arithmetic import _fmt, report_recomputed
+from auditor.stats.precision import Noise, agrees, mean_noise, printed, std_noise
+from auditor.stats.summary import RTOL_MDE, PBand, min_two_sided_p, t_quantile, values_close
 
 # Normal quantile some agents use instead of Student's t for the MDE.
 Z_975 = 1.959963984540054
@@ -27,16 +27,13 @@ def _test_description(ctx: AuditContext) -> str:
     r = ctx.recomputed
     if r.p_method == "exact":
         return f"the exact two-sided sign-flip p over all {r.p_resamples} sign patterns"
-    return (
-        f"the randomized two-sided sign-flip p from {r.p_resamples} resamples "
-        f"(seed {ctx.options.random_seed})"
-    )
+    return f"the randomized two-sided sign-flip p from {r.p_resamples} resamples (seed {ctx.options.random_seed})"
 
 
 def _other_methods(ctx: AuditContext, claimed: float) -> list[str]:
     """Descriptions of the other tests whose p the claim matches (printed digits and float noise allowed)."""
-    from ..pmethods import alternative_p_values
-    from ..pvalues import exact_agreement
+    from auditor.stats.pmethods import alternative_p_values
+    from auditor.stats.pvalues import exact_agreement
 
     r = ctx.recomputed
     shown = printed(claimed)
@@ -301,4 +298,6 @@ def A310(ctx: AuditContext) -> Iterator[Finding]:
         hint = f" (it follows from the claimed mde {_fmt(claimed_mde)}, which is itself wrong)"
     source = f"100·mde/|baseline mean| = 100·{_fmt(r.mde)}/{_fmt(base)} ="
     pointer = ctx.pointer("comparison", "mde_rel_pct")
-    yield report_recomputed(A310, "mde_rel_pct", claimed, source, r.mde_rel_pct, pointer=pointer, hint=hint, width=width)
+    yield report_recomputed(
+        A310, "mde_rel_pct", claimed, source, r.mde_rel_pct, pointer=pointer, hint=hint, width=width
+    )

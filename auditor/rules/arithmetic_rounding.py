@@ -1,18 +1,18 @@
 """A312: per-seed values printed too coarsely for the verdict to be recomputed from them.
 
 Split from :mod:`.arithmetic` only to keep files short.  The intervals are
-:mod:`auditor.rounding`'s; the verdict rules accept either verdict while this
+:mod:`auditor.stats.rounding`'s; the verdict rules accept either verdict while this
 rule reports the rounding (:func:`.verdict.undecided_by_printing`).
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from .arithmetic import _fmt
-from .verdict import exactly_supported, undecided_by_printing
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.rules.arithmetic import _fmt
+from auditor.rules.verdict import exactly_supported, undecided_by_printing
 
 
 @check_rule("A312", "per-seed-values-too-coarse", Severity.ERROR)

@@ -7,14 +7,14 @@ module's number formatting.
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..model import SweepEntry
-from ..stats import RTOL_VALUES, values_close
-from ..strings import config_text
-from .arithmetic import _arm_label, _fmt
+from auditor.answer.model import SweepEntry
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.parse.strings import config_text
+from auditor.rules.arithmetic import _arm_label, _fmt
+from auditor.stats.summary import RTOL_VALUES, values_close
 
 
 def _shown(cfg: object) -> str:

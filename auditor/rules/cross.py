@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
-from ..findings import Finding, Rule, Severity
-from ..precision import printed
-from ..stats import benjamini_hochberg
-from ..verdicts import classify_verdict
+from auditor.extracts import DEFAULT_VERDICT_POINTER, CrossFacts, compact_cross
+from auditor.findings import Finding, Rule, Severity
+from auditor.stats.precision import printed
+from auditor.stats.summary import benjamini_hochberg
+from auditor.stats.verdicts import classify_verdict
 
 # Two baseline values are "the same measurement" within float32 noise and the rounding of their
 # printing; beyond both the runs differ.
@@ -275,7 +275,9 @@ def x902(results: Sequence[Any], *, fdr: float, alpha: float) -> tuple[dict[int,
     return out, summary
 
 
-def cross_findings(results: Sequence[Any], *, fdr: float, alpha: float) -> tuple[dict[int, list[Finding]], CrossSummary]:
+def cross_findings(
+    results: Sequence[Any], *, fdr: float, alpha: float
+) -> tuple[dict[int, list[Finding]], CrossSummary]:
     """Every cross-answer finding by result index, and the summary."""
     found = x901(results)
     fdr_findings, summary = x902(results, fdr=fdr, alpha=alpha)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from operator import ne
-from typing import Iterator
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..model import SweepEntry
-from ..stats import min_two_sided_p
-from ..strings import canonical_json
-from ..verdicts import Verdict
+from auditor.answer.model import SweepEntry
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.parse.strings import canonical_json
+from auditor.stats.summary import min_two_sided_p
+from auditor.stats.verdicts import Verdict
 
 # Two per-seed values are "the same metric" below this relative difference:
 # float32 noise, not a different outcome.
@@ -250,7 +249,7 @@ DUPLICATE_MIN_DIGITS = 6
 def _carries_digits(value: float, wanted: int) -> bool:
     """``value`` carries at least ``wanted`` significant digits: in its shortest repr and,
     when it is a float32, in its float32 repr too (printed as a double, it shows digits it never had)."""
-    from ..precision import near_float32, printed, to_float32
+    from auditor.stats.precision import near_float32, printed, to_float32
 
     if printed(value).digits < wanted:
         return False

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..stats import EXACT_MAX_N_CAP, leave_one_out_p_bound, leave_one_out_p_values, leave_one_out_within_twice_p
-from ..verdicts import Verdict, classify_practical
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.stats.summary import (
+    EXACT_MAX_N_CAP,
+    leave_one_out_p_bound,
+    leave_one_out_p_values,
+    leave_one_out_within_twice_p,
+)
+from auditor.stats.verdicts import Verdict, classify_practical
 
 # E702 runs n leave-one-out exact tests; above this n they cost more than 20
 # audits of an 8-seed answer (meet-in-the-middle over 2^(n-1) patterns each) and,
@@ -110,8 +115,7 @@ def E702(ctx: AuditContext) -> Iterator[Finding]:
             worst_p, worst_seed = p, k
     if worst_p >= o.alpha:
         yield E702.finding(
-            f"significance is fragile: dropping seed {worst_seed} alone raises p to {worst_p:.4g} "
-            f">= alpha {o.alpha:g}",
+            f"significance is fragile: dropping seed {worst_seed} alone raises p to {worst_p:.4g} >= alpha {o.alpha:g}",
             pointer=ctx.pointer("comparison", "per_seed_diffs", worst_seed),
             claimed=ctx.report.comparison.p_value,
             recomputed=worst_p,
@@ -120,7 +124,7 @@ def E702(ctx: AuditContext) -> Iterator[Finding]:
 
 @check_rule("E703", "inconclusive-null", Severity.WARNING)
 def E703(ctx: AuditContext) -> Iterator[Finding]:
-    """"No effect" claimed although the experiment could not have seen a sizeable one.
+    """ "No effect" claimed although the experiment could not have seen a sizeable one.
 
     ## What it does
     Fires when the answer claims no effect (comparison verdict or

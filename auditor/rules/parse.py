@@ -1,8 +1,8 @@
-"""Parse rules (P1xx): raised by :mod:`auditor.transcript` while finding the answer's JSON."""
+"""Parse rules (P1xx): raised by :mod:`auditor.parse.transcript` while finding the answer's JSON."""
 
 from __future__ import annotations
 
-from ..findings import Rule, Severity
+from auditor.findings import Rule, Severity
 
 P101 = Rule(
     "P101",

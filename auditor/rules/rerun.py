@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..findings import Rule, Severity
+from auditor.findings import Rule, Severity
 
 R801 = Rule(
     "R801",

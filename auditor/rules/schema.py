@@ -1,8 +1,8 @@
-"""Schema rules (S2xx): raised by :mod:`auditor.schema` while validating the answer."""
+"""Schema rules (S2xx): raised by :mod:`auditor.answer.schema` while validating the answer."""
 
 from __future__ import annotations
 
-from ..findings import Rule, Severity
+from auditor.findings import Rule, Severity
 
 S201 = Rule(
     "S201",

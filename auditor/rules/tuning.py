@@ -7,10 +7,11 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..model import SweepEntry, join_pointer
-from ..strings import canonical_json, config_text, grid_text
+from auditor.answer.model import SweepEntry
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.parse.pointers import join_pointer
+from auditor.parse.strings import canonical_json, config_text, grid_text
 
 
 def _number(value: Any) -> float | None:

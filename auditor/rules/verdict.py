@@ -1,7 +1,7 @@
 """V4xx: verdict fields and prose that contradict the numbers or each other.
 
 Claimed verdict strings are classified by their words
-(:func:`auditor.verdicts.classify_verdict`), never compared letter by letter.
+(:func:`auditor.stats.verdicts.classify_verdict`), never compared letter by letter.
 Answer-level fields (``worked``, ``practical_verdict``, ``mechanism_ok``, the
 prose) exist only when the input is a whole answer (``ctx.answer``); the
 answer is then the document root, so their pointers start at ``/``.
@@ -11,14 +11,14 @@ V405 and V407 in :mod:`.verdict_mechanism`.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..model import join_pointer
-from ..precision import printed
-from ..stats import decide_verdict
-from ..verdicts import Verdict, classify_practical
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.parse.pointers import join_pointer
+from auditor.stats.precision import printed
+from auditor.stats.summary import decide_verdict
+from auditor.stats.verdicts import Verdict, classify_practical
 
 _SYSTEM_VERDICTS = {"worked": True, "failed": False}
 # A verdict string is quoted in messages up to this many characters.
@@ -32,9 +32,7 @@ def _quoted(text: str) -> str:
 def _claimed_is_supported(ctx: AuditContext) -> bool:
     """The statistics support the claimed verdict, or leave it borderline (V401 says no more than a warning)."""
     claimed = ctx.claimed_verdict
-    return claimed is not None and (
-        exactly_supported(ctx, claimed) or allowed_by_printing(ctx, claimed)
-    )
+    return claimed is not None and (exactly_supported(ctx, claimed) or allowed_by_printing(ctx, claimed))
 
 
 def exactly_supported(ctx: AuditContext, claimed: Verdict) -> bool:
@@ -58,7 +56,9 @@ def _reference_verdict(ctx: AuditContext) -> tuple[Verdict | None, str]:
     return ctx.recomputed.verdict, "the recomputed verdict"
 
 
-def _correction(ctx: AuditContext, value: object, implied_by: Callable[[Verdict], object]) -> tuple[Verdict, str] | None:
+def _correction(
+    ctx: AuditContext, value: object, implied_by: Callable[[Verdict], object]
+) -> tuple[Verdict, str] | None:
     """(reference verdict, its name) when a field holding ``value`` must change; None when it may stay.
 
     ``implied_by`` maps a comparison verdict to the value the field should hold.
@@ -106,7 +106,7 @@ def undecided_by_printing(ctx: AuditContext) -> bool:
     Only while A312 is reported as failing: ignoring it or lowering its severity never lets a coarse print
     pass a verdict unreported.
     """
-    from ..result import reports_failing
+    from auditor.result import reports_failing
 
     band = ctx.printed_p_band
     undecided = band is not None and band.low < ctx.options.alpha <= band.high
@@ -405,4 +405,6 @@ def V404(ctx: AuditContext) -> Iterator[Finding]:
     message = f'practical_verdict is "{_quoted(a.practical_verdict)}" but {source} is "{reference.value}"'
     pointer = join_pointer("", "practical_verdict")
     shown = f'"{reference.practical}"'
-    yield V404.correction(message, reference.practical, shown=shown, pointer=pointer, claimed=_quoted(a.practical_verdict))
+    yield V404.correction(
+        message, reference.practical, shown=shown, pointer=pointer, claimed=_quoted(a.practical_verdict)
+    )

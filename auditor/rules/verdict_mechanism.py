@@ -6,12 +6,13 @@ Split from :mod:`.verdict` only to keep files short.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..model import is_number, join_pointer
+from auditor.answer.model import is_number
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.parse.pointers import join_pointer
 
 
 def _as_flag(value: Any) -> bool | None:

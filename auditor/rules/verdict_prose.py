@@ -6,13 +6,14 @@ Split from :mod:`.verdict` only to keep files short.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from itertools import islice
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
-from ..context import AuditContext
-from ..findings import Finding, Severity, check_rule
-from ..model import join_pointer
-from ..prose import (
+from auditor.context import AuditContext
+from auditor.findings import Finding, Severity, check_rule
+from auditor.parse.pointers import join_pointer
+from auditor.prose import (
     ClaimTest,
     DeltaClaim,
     FromToClaim,
@@ -21,7 +22,7 @@ from ..prose import (
     Reported,
     extract_claims,
 )
-from ..stats import mean_ratio
+from auditor.stats.summary import mean_ratio
 
 # Nested metrics deeper than this are not prose anyone reads.
 MAX_METRICS_DEPTH = 8
@@ -132,8 +133,9 @@ def _relative_contradiction(ctx: AuditContext, claim: RelativeChangeClaim) -> st
     if claim.metric_direction is not None and (claim.metric_direction == "lower") != lower:
         return None  # "error fell" over an accuracy report: perhaps 1 - accuracy, not judged
     r = ctx.recomputed  # the message quotes the recomputed change, never a wrong reported one
-    delta, base = (ctx.report.comparison.delta_mean, ctx.baseline.stats.mean) if r is None else (
-        r.delta_mean, r.baseline.mean)
+    delta, base = (
+        (ctx.report.comparison.delta_mean, ctx.baseline.stats.mean) if r is None else (r.delta_mean, r.baseline.mean)
+    )
     if base != 0 and math.isfinite(100.0 * delta / base):
         change = f"changes the baseline mean by {100.0 * delta / base:+.3g}%"
     else:
@@ -223,20 +225,30 @@ def _contradictions(
     # report's value is named beside it when the two differ.
     for p in claims.p_values:
         if not _p_value_agrees(values, p):
-            yield _says(p.text, "p", c.p_value, r and r.p_value, "comparison.p_value"), p.text, _true(c.p_value, r and r.p_value)
+            yield (
+                _says(p.text, "p", c.p_value, r and r.p_value, "comparison.p_value"),
+                p.text,
+                _true(c.p_value, r and r.p_value),
+            )
     for w in claims.wins:
         if w.wins not in (c.idea_wins, r.idea_wins if r is not None else None):
-            yield _says(w.text, "idea_wins", c.idea_wins, r and r.idea_wins, "comparison.idea_wins"), w.text, _true(
-                c.idea_wins, r and r.idea_wins
+            yield (
+                _says(w.text, "idea_wins", c.idea_wins, r and r.idea_wins, "comparison.idea_wins"),
+                w.text,
+                _true(c.idea_wins, r and r.idea_wins),
             )
         elif w.total is not None and w.total not in (c.n_pairs, r.n_pairs if r is not None else None):
-            yield _says(w.text, "n_pairs", c.n_pairs, r and r.n_pairs, "comparison.n_pairs"), w.text, _true(
-                c.n_pairs, r and r.n_pairs
+            yield (
+                _says(w.text, "n_pairs", c.n_pairs, r and r.n_pairs, "comparison.n_pairs"),
+                w.text,
+                _true(c.n_pairs, r and r.n_pairs),
             )
     for d in claims.deltas:
         if not _delta_agrees(values, d):
-            yield _says(d.text, "delta_mean", c.delta_mean, r and r.delta_mean, "comparison.delta_mean"), d.text, _true(
-                c.delta_mean, r and r.delta_mean
+            yield (
+                _says(d.text, "delta_mean", c.delta_mean, r and r.delta_mean, "comparison.delta_mean"),
+                d.text,
+                _true(c.delta_mean, r and r.delta_mean),
             )
     base, idea = (ctx.baseline.stats.mean, ctx.idea.stats.mean) if r is None else (r.baseline.mean, r.idea.mean)
     for ft in claims.from_to:

@@ -1,0 +1,1 @@
+"""Auditing many transcripts: discovery, executors (processes, Dask), a session, baselines and ``--resume``."""
