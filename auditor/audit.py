@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from auditor.answer.model import arm_view
-from auditor.answer.schema import build_models, validate
+from auditor.answer.schema import Models, check_document
 from auditor.context import AuditContext
 from auditor.errors import AuditorError
 from auditor.extracts import cross_facts, figure_data
@@ -46,9 +46,15 @@ def _claimed_summary(ctx: AuditContext) -> dict[str, Any]:
     }
 
 
-def build_context(document: dict[str, Any], options: AuditOptions) -> tuple[AuditContext, list[Finding]]:
-    """Models, arm views and recomputation for a schema-valid document."""
-    answer, report, report_pointer = build_models(document)
+def build_context(
+    document: dict[str, Any], options: AuditOptions, models: Models | None = None
+) -> tuple[AuditContext, list[Finding]]:
+    """Arm views and recomputation for a valid document and its models (validated here when not given)."""
+    if models is None:
+        problems, models = check_document(document, max_items=options.max_seeds)
+        if models is None:
+            raise ValueError(f"not a valid answer: {problems[0].message if problems else 'no models'}")
+    answer, report, report_pointer = models.answer, models.report, models.report_pointer
     baseline = arm_view(report, "baseline", report_pointer)
     idea = arm_view(report, "idea", report_pointer)
     problems: list[Finding] = []
@@ -128,14 +134,14 @@ def audit_document(
     replaced by null), so the schema stage does not report them again.
     """
     findings = list(prior or [])
-    all_schema_findings = validate(document, max_items=options.max_seeds)
+    all_schema_findings, models = check_document(document, max_items=options.max_seeds)
     schema_findings = [f for f in all_schema_findings if f.pointer not in nonfinite_pointers]
     findings.extend(schema_findings)
     # A null left by a NaN in a required field is not reported twice, but it
     # still makes the document unusable for the models.
-    if any(f.severity is Severity.ERROR for f in all_schema_findings):
+    if models is None or any(f.severity is Severity.ERROR for f in all_schema_findings):
         return finish(source, findings, options, recomputed=None)
-    ctx, problems = build_context(document, options)
+    ctx, problems = build_context(document, options, models)
     findings.extend(problems)
     findings.extend(run_checks(ctx))
     rerun_record = None

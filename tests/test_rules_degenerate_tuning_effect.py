@@ -133,7 +133,7 @@ _SWEPT_VALUES = st.recursive(
 )
 _SWEEPS = st.lists(
     st.builds(
-        lambda cfg, mean: SweepEntry.from_json({"cfg": cfg, "mean": mean}),
+        lambda cfg, mean: SweepEntry.model_validate({"cfg": cfg, "mean": mean}),
         st.dictionaries(st.sampled_from(["lr", "wd", "epochs", "b"]), _SWEPT_VALUES, max_size=4),
         st.sampled_from([1.0, 2.5, -0.0, 0.0, math.inf]),
     ),

@@ -361,13 +361,13 @@ def test_values_close_scale_absorbs_float32_noise() -> None:
 
 
 def _seed_recomputed(which: str) -> stats.Recomputed:
-    report = Answer.from_json(seed_answer(which)).bench_report
+    report = Answer.model_validate(seed_answer(which)).bench_report
     base, idea = arm_view(report, "baseline", ""), arm_view(report, "idea", "")
     return stats.recompute(base.per_seed, idea.per_seed, lower_is_better=report.lower_is_better)
 
 
 def test_arm_views_hold_python_floats() -> None:
-    report = Answer.from_json(seed_answer("000")).bench_report
+    report = Answer.model_validate(seed_answer("000")).bench_report
     per_seed = arm_view(report, "idea", "").per_seed
     assert type(per_seed) is tuple and len(per_seed) == 8 and all(type(v) is float for v in per_seed)
 

@@ -181,7 +181,7 @@ def test_v404_unknown_practical_word_is_not_judged() -> None:
     assert run_rule("V404", answer) == []
 
 
-@pytest.mark.parametrize(("ok", "fires"), [(0, True), (False, True), (1, False), (True, False), (2, False)])
+@pytest.mark.parametrize(("ok", "fires"), [(0, True), (False, True), (1, False), (True, False), (1.0, False)])
 def test_v405_mechanism_ok(ok, fires: bool) -> None:
     answer = seed_answer()
     answer["mechanism_ok"] = ok
@@ -189,6 +189,14 @@ def test_v405_mechanism_ok(ok, fires: bool) -> None:
     assert bool(findings) is fires
     if fires:
         assert findings[0].pointer == "/mechanism_ok"
+
+
+def test_a_mechanism_ok_of_2_never_reaches_v405() -> None:
+    from auditor.answer.schema import validate
+
+    answer = seed_answer()
+    answer["mechanism_ok"] = 2
+    assert [(f.rule, f.pointer) for f in validate(answer)] == [("S201", "/mechanism_ok")]
 
 
 # --- V406 ------------------------------------------------------------------------

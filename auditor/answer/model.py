@@ -1,12 +1,12 @@
-"""Typed access to a validated answer, and the normalised view the rules read.
+"""The answer and its bench report as pydantic models, and the normalised view the rules read.
 
-Models are built only after JSON Schema validation passed, so they never see
-wrong types: building one only gives each JSON value its Python type (a number
-of a float field becomes a float, an integral number of an integer field an
-int).  Unknown keys are kept in ``extra`` because agents add fields freely.
-These are plain read-only classes rather than pydantic models: the schema has
-already checked everything a validating model would, and importing pydantic and
-building its validators cost a cold ``auditor audit`` about a fifth of its time.
+The models are the typed contract of an answer; ``schemas/answer.schema.json`` and
+``schemas/bench_report.schema.json`` stay the published definition, and
+``tests/test_schema_models.py`` keeps both in agreement (the same properties, the same required
+ones, the same verdict on any edited answer).  Validation is strict, as JSON Schema is: a string is
+never read as a number, a boolean never as a count; a JSON integer in a float field becomes a float,
+and an integral number in an integer field (``3.0``) the integer.  Unknown keys are kept
+(``model_extra``) because agents add fields freely; S203 names them.
 
 Two idea shapes exist in real answers and both are valid:
 
@@ -20,198 +20,107 @@ no rule needs to know which shape it got.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
+from pydantic_core import PydanticCustomError
+
+from auditor.parse.literals import PrintedFloat
 from auditor.parse.strings import canonical_json
 
-Convert = Callable[[Any], Any]
-
-_new = object.__new__
-
-
-class _Model:
-    """A read-only, typed view of one object of a schema-valid answer.
-
-    ``FIELDS`` maps each property the schema declares for the object to how its
-    JSON value becomes a Python value; an absent property reads as None, as does
-    a null one.  ``REQUIRED`` names the properties the schema requires (never None).
-    Every other key of the object is kept, as written, in ``extra``.
-
-    A model's values live in its instance dict, filled by one C call: setting
-    them one by one past the refusing ``__setattr__`` (``object.__setattr__``, a
-    slot wrapper) cost most of building an answer's dozen models.
-    """
-
-    FIELDS: ClassVar[dict[str, Convert]] = {}
-    REQUIRED: ClassVar[frozenset[str]] = frozenset()
-    extra: dict[str, Any]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        # Each model class gets its own builder (a subclass declares other FIELDS),
-        # written on its first use so that importing the models stays cheap.
-        cls.from_json = classmethod(_build_on_first_use)  # type: ignore[assignment]
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]):
-        """The model of ``data``, a JSON object the schema accepted."""
-        return _build_on_first_use(cls, data)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is read-only")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is read-only")
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS if getattr(self, name) is not None)
-        return f"{type(self).__name__}({shown})"
+# JSON's exact integers (the schemas' bound): 1e300 is integral, yet no count.
+MAX_SAFE_INTEGER = 9007199254740991
+# Squares of differences of per-seed values beyond this overflow a 64-bit float.
+PER_SEED_BOUND = 1e150
 
 
-def _build_on_first_use(cls: type[_Model], data: dict[str, Any]) -> _Model:
-    """Install ``cls``'s generated ``from_json`` in place of this stub, then build with it."""
-    build = _builder(cls)
-    cls.from_json = staticmethod(build)  # type: ignore[assignment]
-    return build(data)
+def _integral(value: Any) -> Any:
+    """JSON Schema's integer: an integral number (``3.0``) is the integer 3."""
+    return int(value) if type(value) is float and value.is_integer() else value
 
 
-def _builder(cls: type[_Model]) -> Callable[[dict[str, Any]], _Model]:
-    """``from_json`` for ``cls``, written out field by field.
-
-    A loop over the fields cost a dozen bytecodes per field and per model.  The
-    generated function reads each required key by subscript (an object without
-    one was not accepted by the schema: :func:`_read_loosely` builds it), each
-    other key with ``get``, converts what is neither null nor kept as written,
-    and fills the new instance's dict in one call.  ``extra`` is known to be
-    empty, without looking at the keys, when the object holds no more keys than
-    the fields found in it.
-    """
-    namespace: dict[str, Any] = {"cls": cls, "_read_loosely": _read_loosely, "_extra": _extra}
-    fields = list(cls.FIELDS.items())
-    required = [(index, name) for index, (name, _) in enumerate(fields) if name in cls.REQUIRED]
-    lines = ["def from_json(data):"]
-    if required:
-        lines.append("    try:")
-        lines += [f"        v{index} = data[{name!r}]" for index, name in required]
-        lines += ["    except KeyError:", "        return _read_loosely(cls, data)"]
-    lines += ["    get = data.get", f"    found = {len(required)}"]
-    for index, (name, convert) in enumerate(fields):
-        if name in cls.REQUIRED:
-            conversion = [] if convert is _as_written else [f"v{index} = _convert{index}(v{index})"]
-        else:
-            lines.append(f"    v{index} = get({name!r})")
-            conversion = ["found += 1"] + ([] if convert is _as_written else [f"v{index} = _convert{index}(v{index})"])
-        if conversion:
-            namespace[f"_convert{index}"] = convert
-            lines += [f"    if v{index} is not None:"] + [f"        {line}" for line in conversion]
-    entries = [f"{name!r}: v{index}" for index, (name, _) in enumerate(fields)]
-    entries.append("'extra': {} if len(data) == found else _extra(cls, data)")
-    # cls() is a bare instance (models have no __init__), made without object.__new__'s argument tuples.
-    lines += ["    model = cls()", f"    model.__dict__.update({{{', '.join(entries)}}})", "    return model"]
-    exec("\n".join(lines), namespace)  # noqa: S102 -- our own field names, written as literals
-    build = namespace["from_json"]
-    build.__qualname__ = f"{cls.__qualname__}.from_json"
-    build.__module__ = cls.__module__
-    build.__doc__ = _Model.from_json.__doc__
-    return build
+def _keep_literal(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Validate as a float, and keep a :class:`PrintedFloat` (its printed digits count)."""
+    checked = handler(value)
+    return value if type(value) is PrintedFloat else checked
 
 
-def _read_loosely(cls: type[_Model], data: dict[str, Any]) -> _Model:
-    """The model of any JSON object, missing required fields reading as None."""
-    values = {}
-    for name, convert in cls.FIELDS.items():
-        value = data.get(name)
-        values[name] = value if value is None or convert is _as_written else convert(value)
-    values["extra"] = _extra(cls, data)
-    model = _new(cls)
-    model.__dict__.update(values)
-    return model
+def _bounded_list(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    """Refuse an array longer than ``--max-seeds`` before its items are validated; keep the
+    items' printed digits."""
+    limit = info.context.get("max_items") if info.context else None
+    if limit is not None and isinstance(value, list) and len(value) > limit:
+        raise PydanticCustomError(
+            "too_long", "holds {n} items, more than the limit of {limit}", {"n": len(value), "limit": limit}
+        )
+    checked = handler(value)
+    if any(type(item) is PrintedFloat for item in value):
+        return [item if type(item) is PrintedFloat else out for item, out in zip(value, checked)]
+    return checked
 
 
-def _extra(cls: type[_Model], data: dict[str, Any]) -> dict[str, Any]:
-    fields = cls.FIELDS
-    return {} if data.keys() <= fields.keys() else {key: value for key, value in data.items() if key not in fields}
-
-
-# A JSON integer in a float field converts exactly as Python does (the schema bounds it);
-# the schema lets only integral values into an integer field (3.0 is the integer 3).
-_int, _object, _strings = int, dict, list
-
-
-def _float(value: Any) -> float:
-    """A float field's value: an int becomes a float; a float (one that keeps its literal too) stays."""
-    return float(value) if type(value) is int else value
-
-
-def _floats(values: list[Any]) -> list[float]:
-    return [float(value) if type(value) is int else value for value in values]
-
-
-def _as_written(value: Any) -> Any:
+def _confirmed_is_boolean(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    if value is not None and "confirmed" in value and type(value["confirmed"]) is not bool:
+        raise PydanticCustomError("bool_type", "Input should be a valid boolean")
     return value
 
 
-def _flag(value: bool | int | float) -> bool | int:
-    return value if isinstance(value, bool) else int(value)  # 0/1 or a boolean; 1.0 is the integer 1
+Number = Annotated[float, WrapValidator(_keep_literal)]
+NonNegative = Annotated[float, Field(ge=0), WrapValidator(_keep_literal)]
+Probability = Annotated[float, Field(ge=0, le=1), WrapValidator(_keep_literal)]
+Count = Annotated[int, BeforeValidator(_integral), Field(ge=0, le=MAX_SAFE_INTEGER)]
+PerSeed = Annotated[list[Annotated[float, Field(ge=-PER_SEED_BOUND, le=PER_SEED_BOUND)]], WrapValidator(_bounded_list)]
+Diffs = Annotated[list[float], WrapValidator(_bounded_list)]
+Config = dict[str, Any]
 
 
-def _sweep(entries: list[dict[str, Any]]) -> list[SweepEntry]:
-    return [SweepEntry.from_json(entry) for entry in entries]
+class _Model(BaseModel):
+    """A read-only model of one object of an answer, validated as its schema object is."""
 
-
-def _seed_stats(data: dict[str, Any]) -> SeedStats:
-    return SeedStats.from_json(data)
-
-
-def _tuned_arm(data: dict[str, Any]) -> TunedArm:
-    return TunedArm.from_json(data)
-
-
-def _idea(data: dict[str, Any]) -> TunedArm | FlatIdea:
-    return (TunedArm if idea_shape(data) == "tuned" else FlatIdea).from_json(data)
-
-
-def _comparison(data: dict[str, Any]) -> Comparison:
-    return Comparison.from_json(data)
-
-
-def _bench_report(data: dict[str, Any]) -> BenchReport:
-    return BenchReport.from_json(data)
+    model_config = ConfigDict(strict=True, frozen=True, extra="allow")
 
 
 class SweepEntry(_Model):
-    FIELDS = {"cfg": _object, "mean": _float}
-    REQUIRED = frozenset(FIELDS)
-    cfg: dict[str, Any]
-    mean: float
+    cfg: Config
+    mean: Number
+
+
+Sweep = Annotated[list[SweepEntry], WrapValidator(_bounded_list)]
 
 
 class SeedStats(_Model):
-    FIELDS = {"mean": _float, "std": _float, "per_seed": _floats, "n": _int}
-    REQUIRED = frozenset(FIELDS)
-    mean: float
-    std: float
-    per_seed: list[float]
-    n: int
+    """Statistics of the full run over all seeds."""
+
+    mean: Number
+    std: NonNegative
+    per_seed: PerSeed
+    n: Count
 
 
 class TunedArm(_Model):
     """An arm that was tuned: the best config of its sweep, then a full run."""
 
-    FIELDS = {"best_cfg": _object, "sweep": _sweep, "full": _seed_stats}
-    REQUIRED = frozenset({"full"})
-    best_cfg: dict[str, Any] | None
-    sweep: list[SweepEntry] | None
+    best_cfg: Config | None = None
+    sweep: Sweep | None = None
     full: SeedStats
 
 
 class FlatIdea(SeedStats):
     """The idea shape of seed 000: a config and the full-run statistics inline."""
 
-    FIELDS = {**SeedStats.FIELDS, "cfg": _object}
-    cfg: dict[str, Any] | None
+    cfg: Config | None = None
 
 
 def idea_shape(idea: Any) -> str:
@@ -226,61 +135,40 @@ def idea_shape(idea: Any) -> str:
     return "tuned" if isinstance(idea, TunedArm) else "flat"
 
 
+Idea = Annotated[Annotated[TunedArm, Tag("tuned")] | Annotated[FlatIdea, Tag("flat")], Discriminator(idea_shape)]
+
+
 class Comparison(_Model):
-    FIELDS = {
-        "delta_mean": _float,
-        "idea_wins": _int,
-        "n_pairs": _int,
-        "p_value": _float,
-        "verdict": _as_written,
-        "per_seed_diffs": _floats,
-        "mde": _float,
-        "mde_rel_pct": _float,
-        "system_worked": _as_written,
-    }
-    REQUIRED = frozenset({"delta_mean", "idea_wins", "n_pairs", "p_value", "verdict"})
-    delta_mean: float
-    idea_wins: int
-    n_pairs: int
-    p_value: float
+    """The paired comparison of idea and baseline."""
+
+    delta_mean: Number
+    idea_wins: Count
+    n_pairs: Count
+    p_value: Probability
     verdict: str
-    per_seed_diffs: list[float] | None
-    mde: float | None
-    mde_rel_pct: float | None
-    system_worked: bool | None
+    per_seed_diffs: Diffs | None = None
+    mde: Number | None = None
+    mde_rel_pct: Number | None = None
+    system_worked: bool | None = None
 
 
 class BenchReport(_Model):
-    FIELDS = {
-        "bench_version": _int,
-        "metric_direction": _as_written,
-        "baseline": _tuned_arm,
-        "idea": _idea,
-        "comparison": _comparison,
-        "track": _as_written,
-        "model": _as_written,
-        "n_seeds": _int,
-        "idea_sweep": _sweep,
-        "mechanism_signature": _object,
-        "device": _as_written,
-        # Free-form, not audited as such (the schema gives them no type).
-        "math_check": _as_written,
-        "protocol_note": _as_written,
-    }
-    REQUIRED = frozenset({"bench_version", "metric_direction", "baseline", "idea", "comparison"})
-    bench_version: int
+    """A tuned baseline and an idea over N paired seeds, and their comparison."""
+
+    bench_version: Annotated[int, BeforeValidator(_integral), Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
     metric_direction: Literal["lower is better", "higher is better"]
     baseline: TunedArm
-    idea: TunedArm | FlatIdea
+    idea: Idea
     comparison: Comparison
-    track: str | None
-    model: str | None
-    n_seeds: int | None
-    idea_sweep: list[SweepEntry] | None
-    mechanism_signature: dict[str, Any] | None
-    device: str | None
-    math_check: Any
-    protocol_note: Any
+    track: str | None = None
+    model: str | None = None
+    n_seeds: Count | None = None
+    idea_sweep: Sweep | None = None
+    mechanism_signature: Annotated[Config | None, AfterValidator(_confirmed_is_boolean)] = None
+    device: str | None = None
+    # Free-form, not audited as such (the schema gives them no type).
+    math_check: Any = None
+    protocol_note: Any = None
 
     @property
     def lower_is_better(self) -> bool:
@@ -288,33 +176,20 @@ class BenchReport(_Model):
 
 
 class Answer(_Model):
-    FIELDS = {
-        "bench_report": _bench_report,
-        "worked": _as_written,
-        "confidence": _float,
-        "verdict": _as_written,
-        "metrics": _object,
-        "how_to_run": _as_written,
-        "files": _strings,
-        "limitations": _as_written,
-        "system_verdict": _as_written,
-        "practical_verdict": _as_written,
-        "mechanism_ok": _flag,
-        "system_judged": _as_written,
-    }
-    REQUIRED = frozenset({"bench_report"})
+    """An agent's answer: verdicts in words, prose, and the bench report."""
+
     bench_report: BenchReport
-    worked: bool | None
-    confidence: float | None
-    verdict: str | None
-    metrics: dict[str, Any] | None
-    how_to_run: str | None
-    files: list[str] | None
-    limitations: str | None
-    system_verdict: str | None
-    practical_verdict: str | None
-    mechanism_ok: int | bool | None
-    system_judged: bool | None
+    worked: bool | None = None
+    confidence: Number | None = None
+    verdict: str | None = None
+    metrics: Config | None = None
+    how_to_run: str | None = None
+    files: Annotated[list[str], WrapValidator(_bounded_list)] | None = None
+    limitations: str | None = None
+    system_verdict: str | None = None
+    practical_verdict: str | None = None
+    mechanism_ok: Annotated[bool | Literal[0, 1] | None, BeforeValidator(_integral)] = None
+    system_judged: bool | None = None
 
 
 def is_number(value: Any) -> bool:

@@ -1,26 +1,27 @@
-"""JSON Schema validation of an answer (S201-S203) and its typed models.
+"""Validation of an answer (S201-S203) into its typed models.
 
-An object with a ``bench_report`` key is an answer and is validated against
-``schemas/answer.schema.json``; anything else is taken as a bare bench report
-(``schemas/bench_report.schema.json``), whose pointers then start at ``""``.
+An object with a ``bench_report`` key is an answer (:class:`~auditor.answer.model.Answer`,
+``schemas/answer.schema.json``); anything else is taken as a bare bench report
+(:class:`~auditor.answer.model.BenchReport`, ``schemas/bench_report.schema.json``), whose
+pointers then start at ``""``.
+
+The pydantic models validate; the JSON Schema, the published definition, explains.  A document
+the models accept is typed in one pass, and its unknown keys (kept by the models) are S203
+warnings.  A document they refuse is validated by jsonschema, whose errors name every field in the
+schema's words (S201); should jsonschema find nothing wrong where the models did, the models'
+first error is reported, so a disagreement fails closed.  ``tests/test_schema_models.py`` keeps
+both in agreement.
 
 Unknown keys (S203) are found with a *strict* copy of the schemas, derived
 programmatically: every object schema that lists ``properties`` and says
 nothing about ``additionalProperties`` is closed.  Objects meant to be
 free-form (configs, ``metrics``, ``mechanism_signature``) say
-``"additionalProperties": true`` explicitly and stay open.  One pass with the
-strict copy gives both: its errors are the plain schema's plus the unknown keys.
+``"additionalProperties": true`` explicitly and stay open.
 
-A valid document, the common case, is recognised by a compiled check
-(:mod:`auditor.answer.schema_fast`: jsonschema takes some 350 us an answer, 40% of an
-audit, so this holds the batch and warm-audit budgets) without importing
-jsonschema; only a document it does not accept is validated by jsonschema, whose
-errors explain the findings.  It goes once the answer is a pydantic model.
-
-Validation cost is bounded for any input: refs are inlined once, an array of
-more than ``max_items`` items (``--max-seeds``) is one S201 instead of being
-checked item by item, lists of plain numbers are checked in one fast pass,
-and at most :data:`MAX_LISTED_FINDINGS` S201 and S203 findings are listed.
+Validation cost is bounded for any input: an array of more than ``max_items`` items
+(``--max-seeds``) is one S201 instead of being checked item by item, refs are inlined once,
+lists of plain numbers are checked in one fast pass, and at most :data:`MAX_LISTED_FINDINGS`
+S201 and S203 findings are listed.
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ import functools
 import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+from pydantic import ValidationError as ModelError
+
 from auditor.answer.model import Answer, BenchReport
-from auditor.answer.schema_fast import Check, UnsupportedSchema, compile_validity
 from auditor.findings import Finding, Rule
 from auditor.parse.literals import PrintedFloat
 from auditor.parse.pointers import join_pointer
@@ -77,7 +81,7 @@ def strict_copy(schema: Any) -> Any:
 
 @functools.cache
 def _strict_schema(name: str) -> dict[str, Any]:
-    """The strict copy of schema ``name``, refs inlined: what both validators check."""
+    """The strict copy of schema ``name``, refs inlined."""
     schemas = {n: strict_copy(load_schema(n)) for n in (ANSWER_SCHEMA, BENCH_REPORT_SCHEMA)}
     # Following a $ref costs a registry lookup per instance node (half of the
     # validation time); the schemas are small and not recursive, so inline them.
@@ -88,15 +92,6 @@ def _strict_schema(name: str) -> dict[str, Any]:
 @functools.cache
 def _validator(name: str, *, max_items: int | None = None) -> Draft202012Validator:
     return _validator_class(max_items)(_strict_schema(name))
-
-
-@functools.cache
-def _fast_validity(name: str, max_items: int | None) -> Check | None:
-    """The compiled yes/no check of schema ``name`` (:mod:`auditor.answer.schema_fast`); None if it cannot be compiled."""
-    try:
-        return compile_validity(_strict_schema(name), max_items=max_items)
-    except UnsupportedSchema:
-        return None
 
 
 def inline_refs(schema: dict[str, Any], schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -194,8 +189,24 @@ def is_answer(document: dict[str, Any]) -> bool:
     return not looks_like_report and any(key in document for key in _ANSWER_ONLY_KEYS)
 
 
+@dataclass(frozen=True)
+class Models:
+    """The typed models of a valid document: the answer (None for a bare report), its report and
+    the report's pointer (``"/bench_report"``, or ``""`` for a bare report)."""
+
+    answer: Answer | None
+    report: BenchReport
+    report_pointer: str
+
+
 def validate(document: Any, *, max_items: int | None = None) -> list[Finding]:
-    """S201/S202/S203 findings for a decoded answer or bare bench report, sorted.
+    """S201/S202/S203 findings for a decoded answer or bare bench report, sorted."""
+    return check_document(document, max_items=max_items)[0]
+
+
+def check_document(document: Any, *, max_items: int | None = None) -> tuple[list[Finding], Models | None]:
+    """S201/S202/S203 findings for a decoded answer or bare bench report, sorted, and its models
+    (None when the document does not validate).
 
     An array of more than ``max_items`` items (the per-seed limit) is one S201
     finding; at most :data:`MAX_LISTED_FINDINGS` S201 and S203 findings are
@@ -207,11 +218,29 @@ def validate(document: Any, *, max_items: int | None = None) -> list[Finding]:
                 f"the answer must be a JSON object, got {_describe_value(document)}",
                 claimed=_short(document),
             )
-        ]
-    name, root = (ANSWER_SCHEMA, "the answer") if is_answer(document) else (BENCH_REPORT_SCHEMA, "the bench report")
-    valid = _fast_validity(name, max_items)
-    if valid is not None and valid(document):
-        return list(_unsupported_version(document))  # the only finding a valid document can have
+        ], None
+    answer_shaped = is_answer(document)
+    model = Answer if answer_shaped else BenchReport
+    name, root = (ANSWER_SCHEMA, "the answer") if answer_shaped else (BENCH_REPORT_SCHEMA, "the bench report")
+    try:
+        typed = model.model_validate(document, context={"max_items": max_items})
+    except ModelError as refused:
+        found = _explained(document, name, root, max_items)
+        if not any(f.rule == S201.code for f in found):
+            found.append(_first_model_error(refused, root))
+        return _capped(_ordered(found)), None
+    found = list(_unsupported_version(document))
+    if _holds_unknown_keys(typed):
+        found.extend(_explained(document, name, root, max_items))
+    if isinstance(typed, Answer):
+        models = Models(typed, typed.bench_report, "/bench_report")
+    else:
+        models = Models(None, typed, "")  # type: ignore[arg-type]
+    return _capped(_ordered(found)), models
+
+
+def _explained(document: dict[str, Any], name: str, root: str, max_items: int | None) -> list[Finding]:
+    """jsonschema's account of ``document``: S201 per violation, S203 per unknown key, S202."""
     # One pass with the strict copy: its errors are the plain schema's plus one
     # "additionalProperties" error per object with unknown keys (S203).
     errors = list(_validator(name, max_items=max_items).iter_errors(document))
@@ -219,9 +248,37 @@ def validate(document: Any, *, max_items: int | None = None) -> list[Finding]:
     found.extend(_unknown_keys(errors, root))
     malformed = {f.pointer for f in found if f.rule == S201.code}
     found.extend(f for f in _unsupported_version(document) if f.pointer not in malformed)
+    return found
+
+
+def _ordered(found: list[Finding]) -> list[Finding]:
     unique = {(f.pointer, f.rule, f.message): f for f in found}
-    ordered = sorted(unique.values(), key=lambda f: (_pointer_key(f.pointer), f.rule, f.message))
-    return _capped(ordered)
+    return sorted(unique.values(), key=lambda f: (_pointer_key(f.pointer), f.rule, f.message))
+
+
+def _holds_unknown_keys(model: BaseModel) -> bool:
+    """Whether ``model`` or a model inside it kept keys its schema object does not declare."""
+    if model.model_extra:
+        return True
+    for value in model.__dict__.values():
+        if isinstance(value, BaseModel):
+            if _holds_unknown_keys(value):
+                return True
+        elif isinstance(value, list) and value and isinstance(value[0], BaseModel):
+            if any(_holds_unknown_keys(item) for item in value):
+                return True
+    return False
+
+
+def _first_model_error(refused: ModelError, root: str) -> Finding:
+    """The models' first error, for a document jsonschema accepts but the models refuse."""
+    error = refused.errors(include_url=False)[0]
+    path = [token for token in error["loc"] if not (isinstance(token, str) and token in ("tuned", "flat"))]
+    return S201.finding(
+        f"{_field_name(path, root)}: {error['msg']}",
+        pointer=join_pointer("", *path),
+        claimed=_short(error.get("input")),
+    )
 
 
 def _capped(findings: list[Finding]) -> list[Finding]:
@@ -408,18 +465,3 @@ def _short(value: Any) -> Any:
         text = json.dumps(value, ensure_ascii=False, default=str)
         return value if len(text) <= _CLAIMED_MAX_CHARS else None
     return value
-
-
-# --------------------------------------------------------------------------- models
-
-
-def build_models(document: dict[str, Any]) -> tuple[Answer | None, BenchReport, str]:
-    """Typed models of a schema-valid document, and the bench report's pointer.
-
-    Returns ``(answer, report, "/bench_report")`` for an answer and
-    ``(None, report, "")`` for a bare bench report.
-    """
-    if is_answer(document):
-        answer = Answer.from_json(document)
-        return answer, answer.bench_report, "/bench_report"
-    return None, BenchReport.from_json(document), ""
