@@ -17,9 +17,11 @@ from auditor.extracts import cross_facts, figure_data
 from auditor.files.paths import STDIN
 from auditor.findings import Finding, Severity, check_rules
 from auditor.options.models import AuditOptions, RerunOptions
+from auditor.parse.candidates import holds_an_answer
 from auditor.parse.locate import with_locations
+from auditor.parse.source import decode_text, plain_utf8, read_source
 from auditor.parse.strings import shorten
-from auditor.parse.transcript import Located, decode_text, holds_an_answer, locate, locate_text, plain_utf8, read_source
+from auditor.parse.transcript import Located, locate, locate_text
 from auditor.result import AuditResult, Status, is_selected, select, settle, transcript_digest
 from auditor.rules.internal import X000
 from auditor.rules.schema import S201
@@ -51,9 +53,9 @@ def build_context(
 ) -> tuple[AuditContext, list[Finding]]:
     """Arm views and recomputation for a valid document and its models (validated here when not given)."""
     if models is None:
-        problems, models = check_document(document, max_items=options.max_seeds)
+        invalid, models = check_document(document, max_items=options.max_seeds)
         if models is None:
-            raise ValueError(f"not a valid answer: {problems[0].message if problems else 'no models'}")
+            raise ValueError(f"not a valid answer: {invalid[0].message if invalid else 'no models'}")
     answer, report, report_pointer = models.answer, models.report, models.report_pointer
     baseline = arm_view(report, "baseline", report_pointer)
     idea = arm_view(report, "idea", report_pointer)
@@ -229,7 +231,7 @@ def audit_path(
     """Audit the transcript at ``path`` (``-`` reads stdin); the result records how long it took.
 
     A file a folder walk found (``walked``) is skipped when it holds no sign of an answer
-    (:func:`~auditor.parse.transcript.holds_an_answer`); any other file is always audited, and one
+    (:func:`~auditor.parse.candidates.holds_an_answer`); any other file is always audited, and one
     without an answer fails P101.
 
     Never raises for an unexpected internal error: the result is then an
@@ -250,9 +252,10 @@ def _audit_path(
         data, problem = read_source(path, max_bytes=options.max_bytes)
         digest = transcript_digest(data)
         text = None
-        if problem is None:
+        if data is not None:
             text, problem = decode_text(data, max_bytes=options.max_bytes, encoding=options.encoding)
-        if problem is not None:
+        if data is None or text is None:
+            assert problem is not None  # each stage gives its value or the finding that says why there is none
             result = _located(finish(source or path, [problem], options, recomputed=None), None, None)
             return result.with_transcript_sha256(digest)
         # Named files and stdin are always audited: what a person or a hook names must never pass unread.
@@ -278,11 +281,11 @@ def place_findings(path: str, result: AuditResult, options: AuditOptions) -> Aud
     unplaced = [f for f in result.findings if f.line is None and f.pointer]
     if not unplaced or path == STDIN or result.transcript_sha256 is None:
         return result
-    data, problem = read_source(path, max_bytes=options.max_bytes)
-    if problem is not None or transcript_digest(data) != result.transcript_sha256:
+    data, _ = read_source(path, max_bytes=options.max_bytes)
+    if data is None or transcript_digest(data) != result.transcript_sha256:
         return result
-    text, problem = decode_text(data, max_bytes=options.max_bytes, encoding=options.encoding)
-    if problem is not None:
+    text, _ = decode_text(data, max_bytes=options.max_bytes, encoding=options.encoding)
+    if text is None:
         return result
     located = locate(text, max_bytes=options.max_bytes, max_depth=options.max_depth)
     if located.document is None:

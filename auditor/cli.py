@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from auditor import __version__
 from auditor.errors import AuditorError, UsageError
@@ -26,6 +27,9 @@ examples:
   auditor audit answers/ --format sarif -o auditor.sarif   for GitHub code scanning
   auditor audit answer.txt --rerun --device cpu  train again in a sandbox and compare
   auditor rule A307                              what a rule checks and how to fix it
+  auditor keygen --out ci                        a key pair for signed verdicts: ci.key, ci.pub
+  auditor audit answers/ --attest ci.key --attest-output v.intoto.jsonl   sign each verdict
+  auditor verify v.intoto.jsonl --key ci.pub --require pass                check them
 
 exit codes:
   0  no transcript fails --fail-on (or --exit-zero, --write-baseline)
@@ -36,7 +40,7 @@ exit codes:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         # "auditor audit: argument --format: ..." reads best after the top-level "auditor: error:".
         where = self.prog.partition(" ")[2]
         raise UsageError(
@@ -73,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--format", choices=("text", "json"), default="text")
     rule = sub.add_parser("rule", help="explain one rule: what it checks, why, an example, how to fix")
     rule.add_argument("code", metavar="CODE|NAME", help="a rule code (A307) or name (p-value-inconsistent)")
+    from auditor.attest.cli import add_parsers
+
+    add_parsers(sub)  # keygen, verify
     return parser
 
 
@@ -97,9 +104,28 @@ def _check_combinations(cli) -> None:  # cli: option_model.CommandLine
         raise UsageError("--resume needs --format jsonl and --output FILE (the file to resume)")
     if cli.statistics and fmt != "text":
         raise UsageError("--statistics prints a table; it needs --format text")
+    if bool(cli.attest) != bool(cli.attest_output):
+        raise UsageError("--attest KEY and --attest-output FILE go together (docs/attestations.md)")
     from auditor.formats import check_available
 
     check_available(fmt)  # a missing extra (matplotlib for html) stops the run before it audits
+    _check_outputs(cli)
+
+
+def _check_outputs(cli) -> None:  # cli: option_model.CommandLine
+    """``--output-format FORMAT:PATH``: known formats, each file written once, none of them stdout."""
+    from auditor.formats import FORMATS, check_available
+
+    seen = {cli.output} if cli.output else set()
+    for name, path in cli.output_format or ():
+        if name not in FORMATS:
+            raise UsageError(f"--output-format: unknown format {name!r}; choose from {', '.join(sorted(FORMATS))}")
+        if path == "-":
+            raise UsageError("--output-format: stdout takes the --format report; name a file for each other one")
+        if path in seen:
+            raise UsageError(f"--output-format: {path} is written twice; give each report its own file")
+        seen.add(path)
+        check_available(name)
 
 
 def _settings(cli, paths: Sequence[str] = ()):  # cli: option_model.CommandLine -> config.Settings
@@ -200,6 +226,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         baseline=cli.baseline,
         write_baseline=cli.write_baseline,
         details=_details(cli.details),
+        attest=cli.attest,
+        attest_output=cli.attest_output,
+        outputs=cli.output_format or (),
     )
     run = run_session(paths, settings, session, rerun=rerun, walked=found.walked, excluded=found.excluded)
     if cli.write_baseline or cli.exit_zero:
@@ -256,7 +285,19 @@ def cmd_rule(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"audit": cmd_audit, "rules": cmd_rules, "rule": cmd_rule}
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from auditor.attest.cli import cmd_keygen
+
+    return cmd_keygen(args)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from auditor.attest.cli import cmd_verify
+
+    return cmd_verify(args)
+
+
+COMMANDS = {"audit": cmd_audit, "rules": cmd_rules, "rule": cmd_rule, "keygen": cmd_keygen, "verify": cmd_verify}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

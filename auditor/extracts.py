@@ -106,7 +106,8 @@ def _values(per_seed: Any) -> Sequence[float] | None:
     """The per-seed values as one ``array("d")`` when they are all floats (same values, 8 bytes each)."""
     if isinstance(per_seed, list) and all(type(v) is float for v in per_seed):
         return array("d", per_seed)
-    return per_seed  # anything else (a record edited by hand) is read as it is
+    values: Sequence[float] | None = per_seed  # anything else (a record edited by hand) is read as it is
+    return values
 
 
 def compact_cross(cross: dict[str, Any] | CrossFacts | None) -> CrossFacts | None:
@@ -115,8 +116,10 @@ def compact_cross(cross: dict[str, Any] | CrossFacts | None) -> CrossFacts | Non
     A missing or empty ``cross`` gives None; a missing key reads as None, and a missing
     verdict pointer as :data:`DEFAULT_VERDICT_POINTER`, as the checks read the dict.
     """
-    if not cross or isinstance(cross, CrossFacts):
-        return cross or None
+    if isinstance(cross, CrossFacts):
+        return cross
+    if not cross:
+        return None
     cfg = cross.get("baseline_cfg")
     return CrossFacts(
         track=shared(cross.get("track")),

@@ -31,6 +31,7 @@ from auditor.findings import Finding, Severity, matches
 from auditor.options.models import AuditOptions
 
 if TYPE_CHECKING:
+    from auditor.extracts import CrossFacts
     from auditor.formats import contract
 
 
@@ -41,7 +42,7 @@ class Status(enum.StrEnum):
     FAIL = "fail"  # a finding at or above --fail-on, or an error the guard always fails
     ERROR = "error"  # the transcript could not be audited (nothing recomputed)
     # An ordinary file (a README, a package.json) with no answer in it: counted, never reported
-    # as a result (auditor.parse.transcript.holds_an_answer).
+    # as a result (auditor.parse.candidates.holds_an_answer).
     SKIPPED = "skipped"
 
 
@@ -58,7 +59,7 @@ class AuditResult:
     rerun: dict[str, Any] | None = None
     # The facts the batch's cross-answer checks (X9xx) compare (auditor.extracts.cross_facts);
     # kept in jsonl records so that --resume can still run them.  Not in to_dict().
-    cross: dict[str, Any] | None = None
+    cross: dict[str, Any] | CrossFacts | None = None  # compact (CrossFacts) once a batch keeps it
     # X000: the file holding the traceback of the auditor's internal error.
     log: str | None = None
     # How many findings a baseline hid (shown by the terminal table).

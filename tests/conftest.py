@@ -13,6 +13,9 @@ import pytest
 from auditor.audit import AuditResult, audit_bytes, audit_path
 from auditor.options.models import AuditOptions
 
+# The text format's width off a terminal (formats/text.py); pytest-xdist's workers inherit COLUMNS=80.
+os.environ["COLUMNS"] = "120"
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SEED_000 = FIXTURES / "answers" / "000_28acc42565c7de9b.txt"
@@ -46,6 +49,13 @@ needs_sandbox_and_torch = pytest.mark.skipif(
     bool(_SANDBOX_MISSING) and not os.environ.get("CI"),
     reason=f"needs {' and '.join(_SANDBOX_MISSING)} (never skipped in CI)",
 )
+
+
+def sandbox_findings(outcome: tuple[list, dict]) -> tuple[list, dict]:
+    """A rerun's findings without R808's info "training not observed": the sandbox tests' scripts
+    never import torch (tests/test_probe.py and tests/test_replication.py judge the probe)."""
+    findings, record = outcome
+    return [f for f in findings if not (f.rule == "R808" and f.severity.value == "info")], record
 
 
 def codes(result: AuditResult) -> set[str]:

@@ -24,6 +24,7 @@ from auditor.files.paths import key
 from auditor.formats.jsonl import resume_from
 from auditor.options.config import options_for
 from auditor.options.models import AuditOptions
+from auditor.result import AuditResult, Status
 from auditor.rules.cross import cross_findings
 from auditor.stats.summary import benjamini_hochberg
 
@@ -169,7 +170,10 @@ def test_fixture_walk_skips_workspace_files_and_audits_every_answer() -> None:
     # Beside a bench_report.json, a folder's other JSON files are the experiment's (config.json); a folder
     # without one is not known as a workspace, so its data files are walked like transcripts.
     data = ["hostile_read/targets.json", "hostile_sockets/targets.json", "hostile_write/targets.json"]
-    assert [Path(p).relative_to(root).as_posix() for p in paths] == sorted(answers + data)
+    # replication_shipped ships the report its script prints (an attack R808 catches on rerun): walked, it
+    # is a bench report of its own; replication_hardcoded's config is an object without an answer.
+    objects = ["replication_hardcoded/config.json", "replication_shipped/results.json"]
+    assert [Path(p).relative_to(root).as_posix() for p in paths] == sorted(answers + data + objects)
     found = {
         Path(r.source).relative_to(root).as_posix(): (r.status, sorted(codes(r)))
         for r in audit_tasks([Task(p, AuditOptions(), key(p) in walk.walked) for p in paths])
@@ -177,9 +181,14 @@ def test_fixture_walk_skips_workspace_files_and_audits_every_answer() -> None:
     # JSON arrays of paths hold no sign of an answer: skipped and counted.  A JSON object is one (an answer
     # broken beyond decoding shows no more), so the object of hostile_sockets fails P101 rather than pass unread.
     expected = {name: ("pass", ["T601"]) for name in answers} | {name: ("skipped", []) for name in data}
+    # The replication workspaces' answers tune on a grid whose optimum lies inside it (no T601).
+    expected |= {name: ("pass", []) for name in answers if name.startswith("replication_")}
+    expected["replication_null/answer.txt"] = ("pass", ["E703"])  # "no effect" from 8 seeds: inconclusive
     assert found == expected | {
         "clip_noop/answer.txt": ("fail", ["D501", "T601"]),  # the static audit's only failure
         "hostile_sockets/targets.json": ("error", ["P101"]),
+        "replication_hardcoded/config.json": ("error", ["P101"]),
+        "replication_shipped/results.json": ("pass", []),
     }
     # Each workspace's own report is left out by the default excludes, and named as such.
     reports = sorted(f"{p.parent.name}/bench_report.json" for p in root.glob("*/bench_report.json"))
@@ -278,6 +287,19 @@ def test_x901_fires_on_both_answers_naming_the_other() -> None:
         assert len(x901) == 1 and other in x901[0].message and "seed 3" in x901[0].message
         assert x901[0].pointer == "/bench_report/baseline/full/per_seed/3"
     assert "X901" not in codes(by_name["other_model.txt"])
+
+
+def test_x901_skips_facts_without_their_baseline_values() -> None:
+    """Two resumed records of one setup whose facts lack the baseline values (edited by hand): nothing to
+    compare, so no X901, and no crash of the whole batch's cross checks."""
+    facts = {"track": "t", "model": "m", "baseline_cfg": {"lr": 0.1}, "baseline_pointer": "/b"}
+    results = [AuditResult(name, Status.PASS, (), cross=dict(facts)) for name in ("a.txt", "b.txt")]
+    found, _ = cross_findings(results, fdr=0.05, alpha=0.05)
+    assert not any(f.rule == "X901" for items in found.values() for f in items)
+    with_values = [replace(r, cross={**facts, "baseline_per_seed": [1.0, 2.0 + i]}) for i, r in enumerate(results)]
+    assert {f.rule for items in cross_findings(with_values, fdr=0.05, alpha=0.05)[0].values() for f in items} == {
+        "X901"
+    }
 
 
 @pytest.mark.parametrize("batch", ["x901", "x902", "x901_silent"])

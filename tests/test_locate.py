@@ -287,14 +287,14 @@ def walked_offsets(text: str, start: int, pointers) -> dict[str, int]:
 
     from auditor.parse import locate as placing
 
-    with mock.patch.object(placing, "_place_by_keys", return_value=False):
+    with mock.patch.object(placing, "place_by_keys", return_value=False):
         return placing.value_offsets(text, start, pointers)
 
 
 def assert_key_search_agrees_with_the_walk(text: str, start: int, pointers) -> None:
     """With and without the decoder's shape and document, placing by keys gives the walk's offsets."""
     from auditor.parse import locate as placing
-    from auditor.parse.jsonscan import StrictDecoder
+    from auditor.parse.decoder import StrictDecoder
 
     walked = walked_offsets(text, start, pointers)
     document, _, shape = StrictDecoder().raw_decode_shaped(text, start)
@@ -363,9 +363,9 @@ def test_the_only_occurrence_after_an_object_is_its_member_when_the_document_has
 
 
 def test_answers_nested_deeper_than_the_shape_patterns_are_walked() -> None:
-    from auditor.parse import locate as placing
+    from auditor.parse.place_keys import MAX_SHAPE_NESTING
 
-    deep = placing._MAX_SHAPE_NESTING + 3
+    deep = MAX_SHAPE_NESTING + 3
     text = '{"lr": 0, "a": ' + '{"lr": [' * deep + "1" + "]}" * deep + ', "b": {"lr": 5}}'
     pointers = ["/b/lr", "/a/lr/0/lr/0", "/lr"]
     assert_key_search_agrees_with_the_walk(text, 0, pointers)
@@ -374,9 +374,10 @@ def test_answers_nested_deeper_than_the_shape_patterns_are_walked() -> None:
 
 def test_strings_with_backslashes_are_placed_by_the_walk() -> None:
     from auditor.parse import locate as placing
+    from auditor.parse.place_keys import place_by_keys
 
     for text in ['{"note": "say \\"lr\\": 1", "lr": 2}', '{"l\\u0072": 2}']:
-        assert not placing._place_by_keys(text, 0, None, json.loads(text), placing._trie_of(["/lr"]).root, {})
+        assert not place_by_keys(text, 0, None, json.loads(text), placing._trie_of(["/lr"]).root, {})
         assert value_at(text, *place(text, ["/lr"])["/lr"]) == 2
 
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, as_transcript, load_answer, needs_bubblewrap, rules_of
+from conftest import ROOT, as_transcript, load_answer, needs_bubblewrap, rules_of, sandbox_findings
 
 from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun import cache, probe_memo, run_and_compare
@@ -62,7 +62,9 @@ def runs(counter: Path) -> int:
 
 def rerun(document: dict, folder: Path, cache_dir: Path, **overrides):
     overrides = {"device": "cpu", "timeout": 60, "unsafe_no_sandbox": True, "cache_dir": str(cache_dir), **overrides}
-    return run_and_compare(document, str(folder / "answer.txt"), RerunOptions(**overrides), AuditOptions())
+    return sandbox_findings(
+        run_and_compare(document, str(folder / "answer.txt"), RerunOptions(**overrides), AuditOptions())
+    )
 
 
 def entries(cache_dir: Path) -> list[Path]:

@@ -25,6 +25,7 @@ from conftest import (
     needs_sandbox_and_torch,
     processes_with,
     rules_of,
+    sandbox_findings,
 )
 
 from auditor.audit import audit_path
@@ -49,7 +50,9 @@ def rerun(name: str, document: dict | None = None, workspace: Path | None = None
     overrides.setdefault("use_cache", False)  # every test runs the sandbox (the cache: test_rerun_cache.py)
     options = RerunOptions(**overrides)
     folder = workspace or EXPERIMENTS / name
-    return run_and_compare(document or load_answer(name), str(folder / "answer.txt"), options, AuditOptions())
+    return sandbox_findings(
+        run_and_compare(document or load_answer(name), str(folder / "answer.txt"), options, AuditOptions())
+    )
 
 
 def _with_how_to_run(name: str, how_to_run: str) -> dict:

@@ -35,6 +35,7 @@ from conftest import (
     needs_bubblewrap,
     processes_with,
     rules_of,
+    sandbox_findings,
 )
 
 from auditor.options.models import AuditOptions, RerunOptions
@@ -52,7 +53,9 @@ def rerun(name: str, *, how_to_run: str | None = None, workspace: Path | None = 
     overrides.setdefault("timeout", 30)
     overrides.setdefault("use_cache", False)  # every test runs the sandbox (the cache: test_rerun_cache.py)
     folder = workspace or EXPERIMENTS / name
-    return run_and_compare(document, str(folder / "answer.txt"), RerunOptions(**overrides), AuditOptions())
+    return sandbox_findings(
+        run_and_compare(document, str(folder / "answer.txt"), RerunOptions(**overrides), AuditOptions())
+    )
 
 
 def assert_none_left(marker: str) -> None:

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import MiB, load_answer, needs_bubblewrap
+from conftest import MiB, load_answer, needs_bubblewrap, sandbox_findings
 
 from auditor.options.models import AuditOptions, RerunOptions
 from auditor.rerun import cgroup, run_and_compare, sandbox, seccomp
@@ -65,7 +65,9 @@ def run_script(tmp_path: Path, source: str, *, data: object = None, args: str = 
     overrides.setdefault("device", "cpu")
     overrides.setdefault("timeout", 30)
     overrides.setdefault("use_cache", False)  # every test runs the sandbox (the cache: test_rerun_cache.py)
-    return run_and_compare(document, str(workspace / "answer.txt"), RerunOptions(**overrides), AuditOptions())
+    return sandbox_findings(
+        run_and_compare(document, str(workspace / "answer.txt"), RerunOptions(**overrides), AuditOptions())
+    )
 
 
 def printed(findings: list) -> dict:

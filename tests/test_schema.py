@@ -15,16 +15,12 @@ from pydantic import BaseModel, ValidationError
 
 from auditor.answer.model import Answer, BenchReport, FlatIdea, SeedStats, TunedArm
 from auditor.answer.schema import (
-    ANSWER_SCHEMA,
-    BENCH_REPORT_SCHEMA,
     SUPPORTED_BENCH_VERSIONS,
-    _validator,
     check_document,
     is_answer,
-    load_schema,
-    strict_copy,
     validate,
 )
+from auditor.answer.validators import ANSWER_SCHEMA, BENCH_REPORT_SCHEMA, load_schema, strict_copy, validator
 from auditor.findings import Severity
 
 sys.path.insert(0, str(ROOT / "fixtures" / "generators"))
@@ -484,7 +480,7 @@ def test_the_models_accept_exactly_what_the_schema_accepts(which, data, value, d
     document = edited(which, _set(path, _DELETE if delete else copy.deepcopy(value)))
     for name, doc in ((ANSWER_SCHEMA, document), (BENCH_REPORT_SCHEMA, document.get("bench_report"))):
         errors = [
-            e for e in _validator(name, max_items=max_items).iter_errors(doc) if e.validator != "additionalProperties"
+            e for e in validator(name, max_items=max_items).iter_errors(doc) if e.validator != "additionalProperties"
         ]
         findings, models = check_document(doc, max_items=max_items)
         if name == BENCH_REPORT_SCHEMA and isinstance(doc, dict) and is_answer(doc):

@@ -23,7 +23,8 @@ from auditor.answer.model import (
     TunedArm,
     idea_shape,
 )
-from auditor.answer.schema import ANSWER_SCHEMA, BENCH_REPORT_SCHEMA, load_schema, validate
+from auditor.answer.schema import validate
+from auditor.answer.validators import ANSWER_SCHEMA, BENCH_REPORT_SCHEMA, load_schema
 
 REPORT = load_schema(BENCH_REPORT_SCHEMA)
 DEFS = REPORT["$defs"]

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from auditor.findings import Severity
 from auditor.parse.jsonscan import line_column, scan_objects
-from auditor.parse.transcript import Located, locate, read_source
+from auditor.parse.source import read_source
+from auditor.parse.transcript import Located, locate
 
 LIMITS = {"max_bytes": 16 * 1024 * 1024, "max_depth": 64}
 SEED_TEXT = SEED_000.read_text(encoding="utf-8")
@@ -342,14 +343,14 @@ def test_p105_unreadable_input(data, words):
     ],
 )
 def test_nul_is_found_in_the_bytes_of_utf8_and_in_the_text_of_other_encodings(data, message):
-    from auditor.parse.transcript import decode_text
+    from auditor.parse.source import decode_text
 
     text, problem = decode_text(data, max_bytes=1 << 20)
     assert text is None and problem.message == message
 
 
 def test_the_answer_shortcut_counts_brackets_as_the_text_holds_them():
-    from auditor.parse.jsonscan import SHAPE_CLOSE, SHAPE_OPEN, StrictDecoder
+    from auditor.parse.decoder import SHAPE_CLOSE, SHAPE_OPEN, StrictDecoder
 
     text = 'x {"a": [1, {"b": "[{"}], "c": "\u00e9\\u00e9{"} y\u00e9'
     value, end, shape = StrictDecoder().raw_decode_shaped(text, 2)
@@ -363,7 +364,7 @@ def test_the_answer_shortcut_counts_brackets_as_the_text_holds_them():
 @pytest.mark.parametrize("header", ["Answer:\n", "R\u00e9ponse :\n", HEADER, "\U0001f600 done\n"])
 @pytest.mark.parametrize("wide", ["", "\u2248 \U0001f600"])
 def test_the_answer_shortcut_decodes_the_answer_of_any_header_as_written(header, wide):
-    from auditor.parse.jsonscan import shape_of
+    from auditor.parse.decoder import shape_of
     from auditor.parse.transcript import _sole_answer
 
     body = json.dumps({"verdict": f"p=0.01 {wide}", "bench_report": {"a": [1, {"b": "x"}]}}, ensure_ascii=False)
@@ -373,7 +374,7 @@ def test_the_answer_shortcut_decodes_the_answer_of_any_header_as_written(header,
 
 
 def test_an_encoding_named_decodes_what_utf8_cannot():
-    from auditor.parse.transcript import decode_text
+    from auditor.parse.source import decode_text
 
     data = HEADER.encode("cp1251") + BODY.encode()
     assert decode_text(data, max_bytes=1 << 20)[0] is None
@@ -446,13 +447,13 @@ def test_read_source_reads_a_file_whose_size_says_zero():
 
 def test_read_source_reads_a_file_that_grew_after_stat(tmp_path, monkeypatch):
     """The first read asks for stat's size plus one byte; a file longer by then is still read whole."""
-    import auditor.parse.transcript as transcript
+    import auditor.parse.source as source
 
     path = tmp_path / "answer.txt"
     path.write_bytes(b"y" * 100_000)
     real_stat = os.stat
     monkeypatch.setattr(
-        transcript.os, "stat", lambda p, *a, **k: os.stat_result((*real_stat(p)[:6], 10, *real_stat(p)[7:]))
+        source.os, "stat", lambda p, *a, **k: os.stat_result((*real_stat(p)[:6], 10, *real_stat(p)[7:]))
     )
     assert read_source(str(path), max_bytes=1 << 20) == (b"y" * 100_000, None)
     assert read_source(str(path), max_bytes=50_000)[1].rule == "P105"
@@ -618,8 +619,8 @@ def test_an_ordinary_transcript_takes_the_shortcut(text):
 )
 def test_text_input_is_refused_exactly_when_it_holds_a_surrogate(text: str) -> None:
     """A str transcript is P105 for a surrogate code point, at the first one, whichever check finds it."""
-    from auditor.parse.jsonscan import LONE_SURROGATE
-    from auditor.parse.transcript import decode_text
+    from auditor.parse.decoder import LONE_SURROGATE
+    from auditor.parse.source import decode_text
 
     decoded, problem = decode_text(text, max_bytes=1 << 20)
     first = LONE_SURROGATE.search(text)
@@ -663,7 +664,8 @@ def test_a_file_audited_as_bytes_checked_once_equals_its_text_checked_again(
     the places of findings on the answer's first line included."""
     from auditor.audit import audit_bytes, audit_path
     from auditor.options.models import AuditOptions
-    from auditor.parse.transcript import decode_text, holds_an_answer
+    from auditor.parse.candidates import holds_an_answer
+    from auditor.parse.source import decode_text
 
     data = b"".join(before) + answer.encode("utf-8") + b"".join(after)
     path = tmp_path / "t.txt"

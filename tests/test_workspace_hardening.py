@@ -42,6 +42,7 @@ from conftest import (
     needs_bubblewrap,
     processes_with,
     rules_of,
+    sandbox_findings,
 )
 
 from auditor.options.models import AuditOptions, RerunOptions
@@ -58,7 +59,7 @@ def rerun(document: dict, transcript: Path, **overrides):
     overrides.setdefault("device", "cpu")
     overrides.setdefault("timeout", 60)
     overrides.setdefault("use_cache", False)  # every test runs the sandbox (the cache: test_rerun_cache.py)
-    return run_and_compare(document, str(transcript), RerunOptions(**overrides), AuditOptions())
+    return sandbox_findings(run_and_compare(document, str(transcript), RerunOptions(**overrides), AuditOptions()))
 
 
 def give(path: Path, uid: int, mode: int) -> None:
@@ -376,7 +377,10 @@ def _experiment_running(marker: str) -> bool:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if argv[1:3] == [b"sleep_forever.py", marker.encode()]:
+        # The interpreter itself (python3 -I -c PROBE sleep_forever.py MARKER), not bwrap or setpriv.
+        words = argv[1:]
+        pairs = zip(words, words[1:])
+        if os.path.basename(argv[0]).startswith(b"python") and (b"sleep_forever.py", marker.encode()) in pairs:
             return True
     return False
 

@@ -21,7 +21,7 @@ no rule needs to know which shape it got.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import (
     AfterValidator,
@@ -192,7 +192,7 @@ class Answer(_Model):
     system_judged: bool | None = None
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     """A JSON number: an int or a float, never a bool."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

@@ -21,156 +21,32 @@ free-form (configs, ``metrics``, ``mechanism_signature``) say
 Validation cost is bounded for any input: an array of more than ``max_items`` items
 (``--max-seeds``) is one S201 instead of being checked item by item, refs are inlined once,
 lists of plain numbers are checked in one fast pass, and at most :data:`MAX_LISTED_FINDINGS`
-S201 and S203 findings are listed.
+S201 and S203 findings are listed.  The schemas and their validators are
+:mod:`auditor.answer.validators`; how findings word fields and values, :mod:`auditor.answer.wording`.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
 from auditor.answer.model import Answer, BenchReport
+from auditor.answer.validators import ANSWER_SCHEMA, BENCH_REPORT_SCHEMA, validator
+from auditor.answer.wording import CLAIMED_MAX_CHARS, describe_value, explain, field_name, short_value
 from auditor.findings import Finding, Rule
-from auditor.parse.literals import PrintedFloat
 from auditor.parse.pointers import join_pointer
 from auditor.rules.schema import S201, S202, S203
 
 if TYPE_CHECKING:  # jsonschema is imported on the first validation, not with the package
-    from jsonschema import Draft202012Validator, ValidationError
+    from jsonschema import ValidationError
 
 SUPPORTED_BENCH_VERSIONS = frozenset({1})
-ANSWER_SCHEMA = "answer.schema.json"
-BENCH_REPORT_SCHEMA = "bench_report.schema.json"
-_CLAIMED_MAX_CHARS = 80
 # Findings of one rule (S201, S203) listed per answer; the rest are summed up in one.
 MAX_LISTED_FINDINGS = 100
-
-
-# --------------------------------------------------------------------------- loading
-
-
-@functools.cache
-def load_schema(name: str) -> dict[str, Any]:
-    """A schema shipped in ``auditor/schemas`` (``answer.schema.json``, ...)."""
-    text = resources.files("auditor").joinpath("schemas", name).read_text(encoding="utf-8")
-    return json.loads(text)
-
-
-def strict_copy(schema: Any) -> Any:
-    """``schema`` with every object that lists ``properties`` closed to other keys.
-
-    An explicit ``additionalProperties`` (``true`` for free-form objects) is kept.
-    """
-    if isinstance(schema, list):
-        return [strict_copy(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    copy = {key: strict_copy(value) for key, value in schema.items()}
-    if "properties" in schema and "additionalProperties" not in schema:
-        copy["additionalProperties"] = False
-    return copy
-
-
-@functools.cache
-def _strict_schema(name: str) -> dict[str, Any]:
-    """The strict copy of schema ``name``, refs inlined."""
-    schemas = {n: strict_copy(load_schema(n)) for n in (ANSWER_SCHEMA, BENCH_REPORT_SCHEMA)}
-    # Following a $ref costs a registry lookup per instance node (half of the
-    # validation time); the schemas are small and not recursive, so inline them.
-    # Without "$schema", jsonschema also stays on our validator class.
-    return {k: v for k, v in inline_refs(schemas[name], schemas).items() if k not in ("$schema", "$defs")}
-
-
-@functools.cache
-def _validator(name: str, *, max_items: int | None = None) -> Draft202012Validator:
-    return _validator_class(max_items)(_strict_schema(name))
-
-
-def inline_refs(schema: dict[str, Any], schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """``schema`` with every ``$ref`` replaced by what it points at.
-
-    Handles the refs the shipped schemas use: ``#/$defs/name`` within a file and
-    ``other.schema.json`` (a whole file, by name, out of ``schemas``).  Keys
-    next to a ``$ref`` are kept, as 2020-12 applies both.
-    """
-
-    def resolve(node: Any, root: dict[str, Any]) -> Any:
-        if isinstance(node, list):
-            return [resolve(item, root) for item in node]
-        if not isinstance(node, dict):
-            return node
-        out = {k: resolve(v, root) for k, v in node.items() if k not in ("$ref", "$defs")}
-        ref = node.get("$ref")
-        if ref is None:
-            return out
-        if ref.startswith("#/"):
-            target, target_root = root, root
-            for part in ref[2:].split("/"):
-                target = target[part]
-        else:
-            target = target_root = schemas[ref]
-        inlined = {k: v for k, v in resolve(target, target_root).items() if k not in ("$schema", "$id", "title")}
-        return {**inlined, **out}
-
-    return resolve(schema, schema)
-
-
-@functools.cache
-def _validator_class(max_items: int | None) -> type[Draft202012Validator]:
-    """Draft 2020-12 with a bounded ``items``: an array of more than ``max_items``
-    items is one error (reported like ``maxItems``) instead of being validated
-    item by item, and a list of plain numbers is checked in one fast pass.
-
-    jsonschema spends tens of microseconds per item, so a 16 MiB per-seed list
-    would take minutes; the limit keeps validation time bounded for any input,
-    and since any error stops the audit, unvalidated items never reach the models.
-    """
-    from jsonschema import Draft202012Validator, ValidationError, validators
-
-    validate_items = Draft202012Validator.VALIDATORS["items"]
-
-    def items(validator: Any, item_schema: Any, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
-        if max_items is not None and validator.is_type(instance, "array") and len(instance) > max_items:
-            yield ValidationError(
-                f"holds {len(instance):,} items, more than the limit of {max_items:,}",
-                validator="maxItems",
-                validator_value=max_items,
-            )
-            return
-        if _all_bounded_numbers(item_schema, instance):
-            return
-        yield from validate_items(validator, item_schema, instance, schema)
-
-    return validators.extend(Draft202012Validator, {"items": items})
-
-
-_NUMBER_ITEM_KEYS = frozenset({"type", "minimum", "maximum", "description"})
-
-
-def _all_bounded_numbers(item_schema: Any, instance: Any) -> bool:
-    """True when ``item_schema`` only asks for a number within bounds and every item is one.
-
-    A fast path for per-seed lists (tens of nanoseconds per item instead of
-    tens of microseconds); anything else, or any item that fails, goes the
-    general way so that every error is reported exactly as jsonschema would.
-    """
-    if not isinstance(item_schema, dict) or item_schema.get("type") != "number" or not isinstance(instance, list):
-        return False
-    if not _NUMBER_ITEM_KEYS.issuperset(item_schema):
-        return False
-    low, high = item_schema.get("minimum", -math.inf), item_schema.get("maximum", math.inf)
-    return all((type(x) is float or type(x) is int or type(x) is PrintedFloat) and low <= x <= high for x in instance)
-
-
-# --------------------------------------------------------------------------- validating
 
 
 _ANSWER_ONLY_KEYS = ("worked", "verdict", "system_verdict", "metrics")
@@ -215,8 +91,8 @@ def check_document(document: Any, *, max_items: int | None = None) -> tuple[list
     if not isinstance(document, dict):
         return [
             S201.finding(
-                f"the answer must be a JSON object, got {_describe_value(document)}",
-                claimed=_short(document),
+                f"the answer must be a JSON object, got {describe_value(document)}",
+                claimed=short_value(document),
             )
         ], None
     answer_shaped = is_answer(document)
@@ -235,7 +111,7 @@ def check_document(document: Any, *, max_items: int | None = None) -> tuple[list
     if isinstance(typed, Answer):
         models = Models(typed, typed.bench_report, "/bench_report")
     else:
-        models = Models(None, typed, "")  # type: ignore[arg-type]
+        models = Models(None, typed, "")
     return _capped(_ordered(found)), models
 
 
@@ -243,7 +119,7 @@ def _explained(document: dict[str, Any], name: str, root: str, max_items: int | 
     """jsonschema's account of ``document``: S201 per violation, S203 per unknown key, S202."""
     # One pass with the strict copy: its errors are the plain schema's plus one
     # "additionalProperties" error per object with unknown keys (S203).
-    errors = list(_validator(name, max_items=max_items).iter_errors(document))
+    errors = list(validator(name, max_items=max_items).iter_errors(document))
     found = list(_violations((e for e in errors if e.validator != "additionalProperties"), root))
     found.extend(_unknown_keys(errors, root))
     malformed = {f.pointer for f in found if f.rule == S201.code}
@@ -275,9 +151,9 @@ def _first_model_error(refused: ModelError, root: str) -> Finding:
     error = refused.errors(include_url=False)[0]
     path = [token for token in error["loc"] if not (isinstance(token, str) and token in ("tuned", "flat"))]
     return S201.finding(
-        f"{_field_name(path, root)}: {error['msg']}",
+        f"{field_name(path, root)}: {error['msg']}",
         pointer=join_pointer("", *path),
-        claimed=_short(error.get("input")),
+        claimed=short_value(error.get("input")),
     )
 
 
@@ -314,15 +190,15 @@ def _violations(errors: Iterable[ValidationError], root: str) -> Iterator[Findin
         if error.validator == "required":
             yield from _missing(error, pointer, root)
         elif error.validator == "maxItems":
-            yield S201.finding(_explain(error, root), pointer=pointer, claimed=len(error.instance))
+            yield S201.finding(explain(error, root), pointer=pointer, claimed=len(error.instance))
         else:
-            yield S201.finding(_explain(error, root), pointer=pointer, claimed=_short(error.instance))
+            yield S201.finding(explain(error, root), pointer=pointer, claimed=short_value(error.instance))
 
 
 def _missing(error: ValidationError, pointer: str, root: str) -> Iterator[Finding]:
     # jsonschema yields one error per missing key but does not name it apart
     # from its message; recompute the list (duplicates are merged by the caller).
-    owner = _field_name(error.absolute_path, root)
+    owner = field_name(error.absolute_path, root)
     present = error.instance if isinstance(error.instance, dict) else {}
     for key in error.validator_value:
         if key not in present:
@@ -330,26 +206,6 @@ def _missing(error: ValidationError, pointer: str, root: str) -> Iterator[Findin
                 f"{owner} is missing the required field '{key}'",
                 pointer=join_pointer(pointer, key),
             )
-
-
-def _explain(error: ValidationError, root: str) -> str:
-    field, value, rule = _field_name(error.absolute_path, root), error.instance, error.validator_value
-    got = _describe_value(value)
-    if error.validator == "type":
-        return f"{field} must be {_expected_types(rule)}, got {got}"
-    if error.validator == "minimum":
-        return f"{field} must be at least {rule}, got {got}"
-    if error.validator == "maximum":
-        return f"{field} must be at most {rule}, got {got}"
-    if error.validator == "maxItems":
-        return (
-            f"{field} holds {len(value):,} items, more than the limit of {rule:,} (--max-seeds); "
-            "it was not validated and the answer was not audited"
-        )
-    if error.validator == "enum":
-        allowed = ", ".join(json.dumps(option) for option in rule)
-        return f"{field} must be one of {allowed}; got {got}"
-    return f"{field}: {error.message}"
 
 
 def _unknown_keys(errors: Iterable[ValidationError], root: str) -> Iterator[Finding]:
@@ -360,7 +216,7 @@ def _unknown_keys(errors: Iterable[ValidationError], root: str) -> Iterator[Find
             continue
         pointer = join_pointer("", *error.absolute_path)
         known = error.schema.get("properties", {})
-        owner = _field_name(error.absolute_path, root)
+        owner = field_name(error.absolute_path, root)
         for key in error.instance:
             if key in known:
                 continue
@@ -369,7 +225,7 @@ def _unknown_keys(errors: Iterable[ValidationError], root: str) -> Iterator[Find
                 first_more = first_more or join_pointer(pointer, key)
                 continue
             listed += 1
-            shown = key if len(key) <= _CLAIMED_MAX_CHARS else key[: _CLAIMED_MAX_CHARS - 3] + "..."
+            shown = key if len(key) <= CLAIMED_MAX_CHARS else key[: CLAIMED_MAX_CHARS - 3] + "..."
             yield S203.finding(
                 f"unknown key '{shown}' in {owner}: the auditor does not read it (a typo of a known field?)",
                 pointer=join_pointer(pointer, key),
@@ -394,74 +250,3 @@ def _unsupported_version(document: dict[str, Any]) -> Iterator[Finding]:
             pointer=prefix + "/bench_version",
             claimed=version,
         )
-
-
-# --------------------------------------------------------------------------- wording
-
-
-def _field_name(path: Sequence[str | int], root: str) -> str:
-    """``'p_value'``, ``'per_seed[3]'``, or ``root`` (``the answer``) for the root."""
-    tokens = list(path)
-    indices = ""
-    while tokens and isinstance(tokens[-1], int):
-        indices = f"[{tokens.pop()}]" + indices
-    if not tokens:
-        return f"item {indices}" if indices else root
-    return f"'{tokens[-1]}{indices}'"
-
-
-_TYPE_WORDS = {
-    "number": "a number",
-    "integer": "an integer",
-    "string": "a string",
-    "object": "an object",
-    "array": "an array",
-    "boolean": "a boolean (true or false)",
-    "null": "null",
-}
-
-
-def _expected_types(types: str | list[str]) -> str:
-    words = [_TYPE_WORDS.get(name, name) for name in ([types] if isinstance(types, str) else types)]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, dict) else type(value).__name__
-
-
-def _describe_value(value: Any) -> str:
-    """``string "0.01"``, ``null``, ``an array of 3 items``: what was written."""
-    kind = _json_type(value)
-    if kind in ("null", "boolean"):
-        return json.dumps(value)
-    if kind == "array":
-        return f"an array of {len(value)} item{'s' if len(value) != 1 else ''}"
-    if kind == "object":
-        return "an object"
-    text = json.dumps(value, ensure_ascii=False)
-    if len(text) > _CLAIMED_MAX_CHARS:
-        text = text[: _CLAIMED_MAX_CHARS - 3] + "..."
-    return f"{kind} {text}"
-
-
-def _short(value: Any) -> Any:
-    """The offending value when it is short enough to quote, else None."""
-    if isinstance(value, str):
-        return value if len(value) <= _CLAIMED_MAX_CHARS else None
-    if isinstance(value, (dict, list)):
-        if len(value) > _CLAIMED_MAX_CHARS:
-            return None  # cannot be short; do not serialise a huge value to find out
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        return value if len(text) <= _CLAIMED_MAX_CHARS else None
-    return value

@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from distributed import Client, Nanny, Scheduler, SpecCluster, Worker
-from distributed.comm import parse_address
+from distributed.comm.addressing import parse_address
 from distributed.security import Security
 
 from auditor.errors import UsageError

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from auditor.result import AuditResult, Status
 
@@ -40,7 +41,7 @@ def progress_bar(total: int, *, enabled: bool) -> Iterator[Advance]:
     from rich.text import Text
 
     class RateColumn(ProgressColumn):
-        def render(self, task) -> Text:  # type: ignore[no-untyped-def]
+        def render(self, task: Any) -> Text:
             return Text(f"{task.speed:.1f} files/s" if task.speed else "", style="progress.data.speed")
 
     columns = (

@@ -316,7 +316,7 @@ class _Trust:
 
 def _digest_now(path: str, options: AuditOptions) -> str | None:
     """SHA-256 of the transcript's bytes as an audit reads them now (None when they cannot be read)."""
-    from auditor.parse.transcript import read_source
+    from auditor.parse.source import read_source
 
     data, _ = read_source(path, max_bytes=options.max_bytes)
     return transcript_digest(data)

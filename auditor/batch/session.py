@@ -52,8 +52,13 @@ class SessionOptions:
     statistics: bool = False
     baseline: str | None = None
     write_baseline: str | None = None
+    # --attest KEY --attest-output FILE: a signed in-toto statement of each result (auditor.attest).
+    attest: str | None = None
+    attest_output: str | None = None
     # Failing transcripts explained in full above a batch's table (text format); None: all.
     details: int | None = DETAILED_FAILURES
+    # (format, path) of further reports written from the same run (--output-format FORMAT:PATH).
+    outputs: tuple[tuple[str, str], ...] = ()
 
 
 @contextmanager
@@ -253,7 +258,7 @@ def _placed(
 
 def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:
     """Findings the cross-answer pass added, for the jsonl summary line."""
-    late = []
+    late: list[tuple[str, Finding]] = []
     for old, new in zip(before, after, strict=True):
         if new is not old:  # the cross-answer pass hands back a result it adds nothing to as it is
             late.extend((new.source, f) for f in new.findings if f not in old.findings)
@@ -274,9 +279,10 @@ def run_session(
     ``walked``: the keys of paths a folder walk found (skipped when they hold no sign of an answer;
     every other path is audited); ``excluded``: what include/exclude left out, named in the run.
     """
-    if args.format == "html":  # its charts draw each answer's per-seed values and sweeps
+    if "html" in (args.format, *(name for name, _ in args.outputs)):  # its charts draw per-seed values and sweeps
         settings = replace(settings, options=settings.options.model_copy(update={"figure_data": True}))
     known = _load_baseline(args)
+    signer = _load_signer(args)  # before the audit: a key that cannot be read stops the run (exit 2)
     # jsonl lines are signed for --resume, which counts only the lines this user's auditor wrote
     # for the same bytes and options (auditor.batch.resume).
     applied = baseline_digest(known.root, known.fingerprints) if known is not None else None
@@ -285,16 +291,17 @@ def run_session(
     # jsonl lines are written as results arrive; unless a baseline is written from every finding,
     # the run keeps only what the cross-answer checks and the summary line need (flat memory).
     # Kept for the memory budget: a full result holds ~4.5 KiB, a kept one ~1.3 KiB (100,000: 450 MB against 130 MB).
-    slim = args.format == "jsonl" and not args.write_baseline
+    # Signed statements hold every finding of the final result, so an attested run keeps them all.
+    slim = args.format == "jsonl" and not args.write_baseline and signer is None
     if slim:
         done = {k: _kept_after_streaming(r, settings.options_for(r.source)) for k, r in done.items()}
     keys = [key(p) for p in paths]
     if args.resume and (not args.quiet or untrusted):
-        skipped = sum(1 for k in keys if k in done)
+        resumed = sum(1 for k in keys if k in done)
         distrusted = f", {plural(untrusted, 'recorded line')} not trusted (re-audited)" if untrusted else ""
         print(
-            f"auditor: resuming {args.output}: {plural(skipped, 'transcript')} already audited{distrusted}, "
-            f"{len(paths) - skipped} to go",
+            f"auditor: resuming {args.output}: {plural(resumed, 'transcript')} already audited{distrusted}, "
+            f"{len(paths) - resumed} to go",
             file=sys.stderr,
         )
     elif resumable and resumable.problem and args.output and not args.quiet:
@@ -364,6 +371,8 @@ def run_session(
             stream.write_summary(run, _late_findings(audited, results))
     if args.write_baseline:
         _write_baseline(results, args)
+    if signer is not None:  # after the cross-answer checks: a statement signs the final verdict
+        _write_attestations(run, args, signer)
     if run.skipped and (not args.quiet or not run.results):
         print(
             f"auditor: {plural(run.skipped, 'file')} without an answer skipped "
@@ -378,6 +387,8 @@ def run_session(
         )
     if args.format != "jsonl" and (run.results or args.format != "text"):
         _render(run, args)
+    for name, path in args.outputs:  # each from the same results: one audit, several reports
+        _write_file(_format_writer(name, args), run, path)
     return run
 
 
@@ -387,9 +398,38 @@ def _names(paths: Sequence[str], shown: int = 10) -> str:
     return ", ".join(paths[:shown]) + more
 
 
+def _load_signer(args: SessionOptions) -> Any:  # -> auditor.attest.keys.SigningKey | None
+    if not args.attest:
+        return None
+    from auditor.attest.keys import load_signing_key
+    from auditor.files.atomic import check_owned
+
+    try:  # refused now, not after a long batch: a link or another user's file where the output goes
+        check_owned(args.attest_output)  # type: ignore[arg-type]
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.attest_output}: {exc}") from None
+    return load_signing_key(args.attest)
+
+
+def _write_attestations(run: Run, args: SessionOptions, signer: Any) -> None:
+    """One signed statement per result in ``--attest-output`` (:mod:`auditor.attest`)."""
+    from auditor.attest.sign import write_attestations
+
+    written, unsigned = write_attestations(args.attest_output, run.results, run.config, signer)  # type: ignore[arg-type]
+    if unsigned:  # an unreadable file: no bytes to bind a digest to
+        print(
+            f"auditor: {plural(len(unsigned), 'transcript')} not attested (nothing was read of them): "
+            f"{_names(unsigned)}",
+            file=sys.stderr,
+        )
+    if not args.quiet:
+        print(f"auditor: signed {plural(written, 'statement')} in {args.attest_output}", file=sys.stderr)
+
+
 def _write_baseline(results: Sequence[AuditResult], args: SessionOptions) -> None:
     from auditor.batch.baseline import render
 
+    assert args.write_baseline is not None  # called only when it is set
     try:
         atomic_write(args.write_baseline, render(results, args.write_baseline))
     except OSError as exc:
@@ -403,24 +443,37 @@ def _write_baseline(results: Sequence[AuditResult], args: SessionOptions) -> Non
         )
 
 
+def _format_writer(name: str, args: SessionOptions) -> Callable[[Run, Any], None]:
+    """The writer of format ``name``; text with the run's --details and --quiet."""
+    if name != "text":
+        return writer(name)
+    from functools import partial
+
+    from auditor.formats.text import write as write_text
+
+    return partial(write_text, details=args.details, failures_only=args.quiet)
+
+
 def _render(run: Run, args: SessionOptions) -> None:
+    write: Callable[[Run, Any], None]
     if args.statistics:
-        from auditor.formats.text import write_statistics as write
-    elif args.format == "text":
-        from functools import partial
+        from auditor.formats.text import write_statistics
 
-        from auditor.formats.text import write as write_text
-
-        write = partial(write_text, details=args.details, failures_only=args.quiet)
+        write = write_statistics
     else:
-        write = writer(args.format)
+        write = _format_writer(args.format, args)
     if not args.output:
         write(run, sys.stdout)
         sys.stdout.flush()
         return
+    _write_file(write, run, args.output)
+
+
+def _write_file(write: Callable[[Run, Any], None], run: Run, path: str) -> None:
+    """``run`` rendered by ``write`` into ``path``, atomically (a half-written report is never read)."""
     buffer = io.StringIO()
     write(run, buffer)
     try:
-        atomic_write(args.output, buffer.getvalue())
+        atomic_write(path, buffer.getvalue())
     except OSError as exc:
-        raise UsageError(f"cannot write {args.output}: {exc}") from None
+        raise UsageError(f"cannot write {path}: {exc}") from None

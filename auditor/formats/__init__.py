@@ -159,6 +159,7 @@ FORMATS: dict[str, str] = {
     "junit": "auditor.formats.junit",
     "github": "auditor.formats.github",
     "html": "auditor.formats.html",
+    "markdown": "auditor.formats.markdown",
 }
 
 

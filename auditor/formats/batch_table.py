@@ -73,6 +73,19 @@ def _rerun(rerun: dict | None) -> Text:
     return Text(f"✗ {verdict or ('differs' if ran else 'not run')}{cached}", style="bold red")
 
 
+def _replication(rerun: dict | None) -> Text:
+    """The replication on shifted seeds (``--replicate``): replicated, not, or inconclusive."""
+    replication = (rerun or {}).get("replication")
+    if not replication:
+        return Text("—", style="dim")
+    replicated = replication.get("replicated")
+    if replicated is True:
+        return Text("✓ replicated", style="green")
+    if replicated is False:
+        return Text("✗ contradicted", style="bold red")
+    return Text("? inconclusive", style="yellow")
+
+
 def wrap_path(name: str, width: int) -> str:
     """``name`` on lines of at most ``width`` characters, broken after a ``/``, or inside a
     longer folder or file name after ``_ - .``, where it can be."""
@@ -110,6 +123,7 @@ def results_table(run: Run, width: int = 120, *, failures_only: bool = False) ->
     folder = common_folder([r.source for r in run.results])
     title = plural(len(run.results), "transcript") + (f" in {folder.rstrip('/')}/" if folder else "")
     with_rerun = any(r.rerun for r in run.results)
+    with_replication = any((r.rerun or {}).get("replication") for r in run.results)
     limit = MAX_CODES if width >= NARROW else 1
     ordered = sorted(run.results, key=lambda r: STATUS_ORDER.get(r.status, 2))  # stable: keeps file order
     if failures_only:
@@ -127,9 +141,11 @@ def results_table(run: Run, width: int = 120, *, failures_only: bool = False) ->
                 _pair(short_verdict(claimed.get("verdict")), short_verdict(recomputed.get("verdict"))),
                 _p_cell(r),
                 *([_rerun(r.rerun)] if with_rerun else []),
+                *([_replication(r.rerun)] if with_replication else []),
             ]
         )
     headers = ["status", "err", "warn", "rules", "verdict", "p", *(["rerun"] if with_rerun else [])]
+    headers += ["replication"] if with_replication else []
     # Each column is as wide as its widest cell plus padding; the margin covers the edges and rich's rounding.
     used = sum(max([len(h), *(r[i].cell_len for r in rows)]) + 1 for i, h in enumerate(headers))
     table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)

@@ -42,8 +42,8 @@ NULL_CHUNK_CELLS = 1_000_000
 MAX_DRAWN_SEEDS = 100
 NULL_BINS = 41
 MAX_TICKS = 5
-MARGINS = {"left": 0.16, "right": 0.98, "bottom": 0.15, "top": 0.86}
-RC = {
+MARGINS = {"left": 0.16, "right": 0.96, "bottom": 0.15, "top": 0.86}  # right: half a tick label at the end
+RC: dict[str, Any] = {
     "svg.fonttype": "none",  # text stays text: small, selectable, searchable
     "text.usetex": False,
     "text.parse_math": False,
@@ -54,6 +54,8 @@ RC = {
     "axes.spines.right": False,
     "legend.fontsize": 7,
     "legend.frameon": False,
+    # A fixed title place: matplotlib's automatic one measures every tick label of every chart again.
+    "axes.titley": 1.0,
     # One family, not matplotlib's fallback list of twelve, written on every text element.
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans"],
@@ -92,9 +94,26 @@ def new_axes() -> Any:
     return fig, ax
 
 
+def legend_below(fig: Any, ax: Any, ncols: int = 2) -> None:
+    """The axes' legend in a band of its own under the chart, so that it never covers data (a legend
+    inside the axes does wherever the data happen to be); the figure grows by the band."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    width, height = fig.get_size_inches()
+    band = 0.06 + 0.13 * math.ceil(len(handles) / ncols)  # inches: one line of 6.5 pt text per row
+    params = fig.subplotpars
+    bottom, top = params.bottom * height + band, (1 - params.top) * height
+    fig.set_size_inches(width, height + band)
+    fig.subplots_adjust(bottom=bottom / (height + band), top=1 - top / (height + band))
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncols=ncols, fontsize=6.5)
+
+
 def _drop_bare_groups(svg: str) -> str:
     """``svg`` without the attribute-less ``<g>`` wrappers matplotlib nests (and their ``</g>``)."""
-    out, kept, last = [], [], 0
+    out: list[str] = []
+    kept: list[bool] = []  # per open <g>: whether its tags are written
+    last = 0
     for match in _GROUP_TAG.finditer(svg):
         out.append(svg[last : match.start()])
         last = match.end()
@@ -121,7 +140,8 @@ def style(chart_id: str) -> Any:
     matplotlib's settings is a visible share of the drawing time)."""
     import matplotlib
 
-    return matplotlib.rc_context({**RC, "svg.hashsalt": chart_id, "svg.id": chart_id})
+    settings: dict[Any, Any] = {**RC, "svg.hashsalt": chart_id, "svg.id": chart_id}
+    return matplotlib.rc_context(settings)
 
 
 def to_svg(fig: Any, title: str, chart_id: str) -> Chart:
@@ -208,7 +228,7 @@ def paired_chart(data: ChartInputs, rerun: dict[str, Any] | None, chart_id: str)
         ax.set_xticks(range(len(labels)), labels)
         ax.set_xlim(-0.3, len(labels) - 0.7)
         ax.set_ylabel(f"metric ({_direction(data.lower_is_better)})")
-        ax.legend(loc="best")
+        legend_below(fig, ax, ncols=3)
         better = d_all < 0 if data.lower_is_better else d_all > 0
         wins, losses = int(np.count_nonzero(better)), int(np.count_nonzero(~better & (d_all != 0)))
         if not d_all.any():
@@ -253,7 +273,8 @@ def differences_chart(data: ChartInputs, recomputed: dict[str, Any], chart_id: s
         mde = recomputed.get("mde")
         if isinstance(mde, (int, float)) and math.isfinite(mde) and mde > 0:
             ax.axhspan(mean - mde, mean + mde, color="#0072B2", alpha=0.12, lw=0, label=f"95% interval ±{_fmt(mde)}")
-        ax.axhline(0, color="black", lw=0.8, ls=":", label="zero")
+        side = "below" if data.lower_is_better else "above"
+        ax.axhline(0, color="black", lw=0.8, ls=":", label=f"zero ({side}: idea better)")
         ax.axhline(mean, color="#0072B2", lw=1.2, label=f"mean {_fmt(mean)}")
         outcomes = _outcomes(d, data.lower_is_better)
         ax.vlines(seeds, 0, d, color="#afb8c1", lw=0.8)
@@ -264,9 +285,8 @@ def differences_chart(data: ChartInputs, recomputed: dict[str, Any], chart_id: s
         if d_all.size <= 20:
             ax.set_xticks(seeds)
         ax.set_xlabel("seed")
-        better = "negative" if data.lower_is_better else "positive"
-        ax.set_ylabel(f"idea − baseline ({better} = idea better)")
-        ax.legend(loc="best", ncols=2)
+        ax.set_ylabel("idea − baseline")  # the direction is in the legend: a longer label is clipped
+        legend_below(fig, ax, ncols=3)
         if not d_all.any():
             title = f"Per-seed differences: all {d_all.size} are zero (the idea changed nothing)"
         else:
@@ -326,9 +346,9 @@ def null_chart(data: ChartInputs, recomputed: dict[str, Any], claimed: dict[str,
                 threshold, color="#D55E00", lw=1, ls=(0, (1, 1)), label=f"|mean| the claimed p needs: {_fmt(threshold)}"
             )
             ax.axvline(-threshold, color="#D55E00", lw=1, ls=(0, (1, 1)))
-        ax.set_xlabel("mean difference idea − baseline under random sign flips")
+        ax.set_xlabel("mean idea − baseline under random sign flips")
         ax.set_ylabel("fraction of sign patterns" if exact else "fraction of draws")
-        ax.legend(loc="upper left", fontsize=6.5)
+        legend_below(fig, ax)
         how = f"exact, 2^{d.size} patterns" if exact else f"randomized, {null.size:,} draws as n > {EXACT_NULL_MAX_N}"
         title = f"Sign-flip null ({how}): p recomputed {_p(p)}, claimed {_p(claimed_p)}"
         if spread == 0:
@@ -396,7 +416,7 @@ def sweep_chart(data: ChartInputs, chart_id: str) -> Chart:
                     at_edge.append(name)
         ax.set_xlabel("learning rate (log scale)")
         ax.set_ylabel(f"sweep mean ({_direction(data.lower_is_better)})")
-        ax.legend(loc="best", fontsize=6.5)
+        legend_below(fig, ax)
         title = f"Learning-rate sweeps over {len(lrs)} values"
         title += f"; best at the grid edge: {', '.join(at_edge)}" if at_edge else ""
         ax.set_title(wrap_title(title))

@@ -92,6 +92,58 @@ class RelDiff(_Contract):
     idea: float | None
 
 
+class StagedFile(_Contract):
+    """One file of the rerun's private copy, as the experiment ran on it."""
+
+    name: str = Field(description="Its name relative to the workspace.")
+    size: int = Field(ge=0, description="Bytes.")
+    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="SHA-256 (hex) of its bytes.")
+
+
+class SeedSet(_Contract):
+    """One seed the script set, as the probe saw it: the call, the seed asked for and the one used."""
+
+    call: str
+    seed: JsonValue
+    used: JsonValue
+
+
+class Activity(_Contract):
+    """What the auditor's probe saw the rerun do (docs/rerun.md); ``status`` decides R808."""
+
+    status: Literal["trained", "no training", "not observed"]
+    why: str | None
+    torch_version: str | None
+    optimizer_steps: int | None = Field(description="Optimizer steps with gradients; null when not observed.")
+    forward_calls: int | None
+    backward_calls: int | None
+    devices: list[str]
+    seeds_set: list[SeedSet] = Field(description="The first 64 seeds set through the probed functions.")
+    seeds_total: int
+    seed_offset: int
+    frameworks: list[str] = Field(description="Other frameworks the script imported (jax, sklearn, ...).")
+
+
+class Replication(_Contract):
+    """The second run with every seed shifted (``--replicate``), and whether the claim replicated (R809, R810)."""
+
+    seed_offset: int
+    baseline: list[float] | None
+    idea: list[float] | None
+    delta_mean: float | None
+    p_value: float | None
+    verdict: str | None
+    interval: list[float] | None = Field(description="The replication's 95% interval for the mean difference.")
+    claimed_delta: float | None
+    power: float | None = Field(description="Power of the replication's test for the claimed difference.")
+    seeds_shifted: int
+    replicated: bool | None = Field(description="null: inconclusive (docs/rerun.md states the test).")
+    why: str | None
+    seconds: float | None = None
+    cached: bool = False
+    activity_status: Literal["trained", "no training", "not observed"] | None = None
+
+
 class Rerun(_Contract):
     """How a ``--rerun`` of the experiment ran, ended and what it gave (docs/rerun.md)."""
 
@@ -111,6 +163,7 @@ class Rerun(_Contract):
     reproduced: bool
     command: list[str]
     python: str | None
+    python_version: str | None = Field(None, description="The interpreter's version, as it reported it.")
     sandbox: Literal["bubblewrap", "none"]
     sandbox_uid: int | None
     limits: dict[str, JsonValue] | None
@@ -120,6 +173,11 @@ class Rerun(_Contract):
     idea: list[float] | None
     p_value: float | None
     delta_mean: float | None
+    files: list[StagedFile] | None = Field(
+        None, description="The files the experiment ran on (name, size, sha256); present once they were staged."
+    )
+    activity: Activity | None = Field(None, description="What the probe saw the run do; null before a run.")
+    replication: Replication | None = Field(None, description="With --replicate: the run on shifted seeds.")
 
 
 class Result(_Contract):

@@ -13,6 +13,7 @@ matplotlib imported only here), and the docs of every rule that fired.
 
 from __future__ import annotations
 
+import os
 from html import escape
 from typing import Any, TextIO
 
@@ -42,6 +43,8 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 # Failures first, then transcripts that could not be audited, then passes (as the terminal table).
 STATUS_ORDER = {Status.FAIL: 0, Status.ERROR: 1, Status.PASS: 2}
 MAX_VERDICT_CHARS = 2_000
+# Transcripts per worker below which a page's charts are drawn in this process (a worker costs ~0.1 s).
+PARALLEL_MIN_TRANSCRIPTS = 8
 
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem;color:#1b1f24;background:#fff;max-width:110rem}
@@ -178,14 +181,49 @@ def _figure(chart: Any) -> str:
     return f"<figure>{chart.svg}</figure>"
 
 
-def _transcript(index: int, result: AuditResult, folder: str) -> str:
+def _draw(item: tuple[int, AuditResult]) -> tuple[int, list[Any]]:
+    """The charts of one transcript (run in a worker process for a batch)."""
     from auditor.formats.charts import transcript_charts  # matplotlib: only when a page is drawn
 
+    index, result = item
+    data = chart_inputs(result)
+    return index, transcript_charts(index, data, result) if data is not None else []
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def drawn_charts(run: Run) -> dict[int, list[Any]]:
+    """Index in the run -> that transcript's charts, drawn by a process per core when the batch is large
+    enough to repay starting them (a chart takes some 30 ms to draw; a page of 125 transcripts has 500)."""
+    items = [(i, r) for i, r in enumerate(run.results) if chart_inputs(r) is not None]
+    workers = min(_cores(), len(items) // PARALLEL_MIN_TRANSCRIPTS)
+    if workers < 2:
+        return dict(map(_draw, items))
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    # fork shares the imported matplotlib; a process with other threads (a dask client) spawns instead.
+    method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    chunk = max(1, len(items) // (workers * 4))  # a few chunks per worker: an uneven batch still balances
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+            return dict(pool.map(_draw, items, chunksize=chunk))
+    except (OSError, BrokenProcessPool):  # no processes to be had (a sandbox's limit): draw them here
+        return dict(map(_draw, items))
+
+
+def _transcript(index: int, result: AuditResult, folder: str, drawn: dict[int, list[Any]]) -> str:
     data = chart_inputs(result)
     charts = ""
     if data is not None:
-        drawn = transcript_charts(index, data, result)
-        charts = f'<div class="charts">{"".join(_figure(c) for c in drawn)}</div>'
+        charts = f'<div class="charts">{"".join(_figure(c) for c in drawn[index])}</div>'
     elif result.recomputed is not None:
         charts = '<p class="muted">No charts: the transcript could not be read again to draw its per-seed data.</p>'
     codes = " ".join(escape(code) for code in _codes(result))
@@ -252,11 +290,12 @@ def render(run: Run) -> str:
         f"{s[st.value]} {st.value}" for st in Status if st.value in s
     )
     anchors, nav, filter_css = _filters(run)
+    drawn = drawn_charts(run)
     batch = batch_section(run, _figure) if len(run.results) > 1 else ""
     main = (
         f'<h1>auditor report</h1><p class="muted">auditor {escape(__version__)} · {counts}</p>{_options(run)}{nav}'
         f'{_overview(run, folder)}{batch}<h2 id="transcripts">Transcripts</h2>'
-        + "".join(_transcript(i, r, folder) for i, r in _ordered(run))
+        + "".join(_transcript(i, r, folder, drawn) for i, r in _ordered(run))
         + _rule_docs(run)
     )
     return (

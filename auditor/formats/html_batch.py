@@ -13,7 +13,17 @@ from typing import Any
 import numpy as np
 
 from auditor.findings import Severity
-from auditor.formats.charts import LOSS, WIN, Chart, new_axes, nothing_to_draw, style, to_svg, wrap_title
+from auditor.formats.charts import (
+    LOSS,
+    WIN,
+    Chart,
+    legend_below,
+    new_axes,
+    nothing_to_draw,
+    style,
+    to_svg,
+    wrap_title,
+)
 from auditor.stats.verdicts import Verdict, classify_verdict
 
 SEVERITY_COLOUR = {Severity.ERROR: "#cf222e", Severity.WARNING: "#9a6700", Severity.INFO: "#0969da"}
@@ -50,6 +60,7 @@ def fdr_chart(results: Any, fdr: float, alpha: float) -> Chart:
         p = np.maximum([t[0] for t in tested], P_FLOOR)
         claims = np.array([t[1] for t in tested])
         ax.set_yscale("log")
+        _plain_log_labels(ax.yaxis)
         ax.plot(ranks, ranks / m * fdr, color="black", lw=1, label=f"Benjamini-Hochberg line i/m·{fdr:g}")
         ax.axhline(alpha, color="#6e7781", lw=0.8, ls="--", label=f"alpha {alpha:g}")
         for mask, look, label in ((claims, WIN, "claims significance"), (~claims, LOSS, "claims no effect")):
@@ -61,7 +72,7 @@ def fdr_chart(results: Any, fdr: float, alpha: float) -> Chart:
         discoveries = sum(1 for t in tested if cutoff is not None and t[0] <= cutoff)
         ax.set_xlabel("rank of the recomputed p-value")
         ax.set_ylabel("recomputed p (log scale)")
-        ax.legend(loc="lower right", fontsize=6.5)
+        legend_below(fig, ax)
         lost = sum(1 for t in tested if t[1] and (cutoff is None or t[0] > cutoff))
         title = (
             f"{m} p-values against Benjamini-Hochberg at FDR {fdr:g}: {discoveries} discoveries, "
@@ -69,6 +80,16 @@ def fdr_chart(results: Any, fdr: float, alpha: float) -> Chart:
         )
         ax.set_title(wrap_title(title))
         return to_svg(fig, title, "c-fdr")
+
+
+def _plain_log_labels(axis: Any) -> None:
+    """Decades as plain numbers (1, 0.1, 0.001, 1e-05): mathtext is off (no agent text is ever parsed
+    as math), so matplotlib's log labels would print their TeX source, ``$\\mathdefault{10^{-1}}$``."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, numticks=6))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def rule_counts(results: Any) -> list[tuple[str, Severity, int, int]]:
@@ -82,20 +103,27 @@ def rule_counts(results: Any) -> list[tuple[str, Severity, int, int]]:
 
 def rules_chart(results: Any) -> Chart:
     """Findings per rule as horizontal bars; severity by colour, hatching and the label's words."""
-    rows = rule_counts(results)[:MAX_RULE_BARS]
+    every = rule_counts(results)
+    # The most frequent rules of any severity (T601, a warning, is often the commonest), drawn errors first.
+    kept = {row[0] for row in sorted(every, key=lambda row: (-row[2], row[0]))[:MAX_RULE_BARS]}
+    rows = [row for row in every if row[0] in kept]
     with style("c-rules"):
         fig, ax = new_axes()
         if not rows:
             return nothing_to_draw(fig, ax, "no findings", "Findings per rule: none", "c-rules")
         fig.set_size_inches(4.4, max(2.2, 0.9 + 0.16 * len(rows)))
+        fig.subplots_adjust(left=0.22)  # room for the "D505 warning" labels
         positions = np.arange(len(rows))[::-1]
         for y, (_code, severity, n, _) in zip(positions, rows):
             ax.barh(y, n, color=SEVERITY_COLOUR[severity], hatch=SEVERITY_HATCH[severity], edgecolor="white", lw=0)
             ax.text(n, y, f" {n}", va="center", fontsize=6.5)
         ax.set_yticks(positions, [f"{code} {severity.value}" for code, severity, _, _ in rows], fontsize=6.5)
         ax.set_xlabel("findings")
-        title = f"Findings per rule ({len(rows)} rules, errors first)"
-        ax.set_title(title)
+        shown = (
+            f"the {len(rows)} most frequent of {len(every)} rules" if len(rows) < len(every) else f"{len(rows)} rules"
+        )
+        title = f"Findings per rule ({shown}, errors first)"
+        ax.set_title(wrap_title(title))
         return to_svg(fig, title, "c-rules")
 
 

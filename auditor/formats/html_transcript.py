@@ -135,7 +135,8 @@ def seed_table(data: ChartInputs, rerun: dict[str, Any] | None) -> str:
     rows = []
     for i in range(min(d.size, MAX_TABLE_SEEDS)):
         outcome = "= tie" if d[i] == 0 else "● win" if better[i] else "▼ loss"
-        cells = [str(i), _float(data.baseline[i]), _float(data.idea[i]), _float(d[i]), outcome]
+        cells = [str(i), _float(data.baseline[i]), _float(data.idea[i]), _difference(data.baseline[i], data.idea[i])]
+        cells.append(outcome)
         if again is not None:
             cells += [_float(again[0][i]), _float(again[1][i])]
         rows.append("<tr>" + "".join(f'<td class="num">{escape(c)}</td>' for c in cells) + "</tr>")
@@ -150,6 +151,17 @@ def seed_table(data: ChartInputs, rerun: dict[str, Any] | None) -> str:
 
 def _float(x: float) -> str:
     return repr(float(x)) if np.isfinite(x) else str(x)
+
+
+def _difference(baseline: float, idea: float) -> str:
+    """``idea - baseline`` to the decimals the two values are written with: the subtraction's float
+    noise goes (10.9222 - 10.9309 is -0.0087, not -0.008699999999999264), no digit either value has does."""
+    if not (np.isfinite(baseline) and np.isfinite(idea)):
+        return _float(idea - baseline)
+    from decimal import Decimal
+
+    places = max(0, *(-int(Decimal(repr(float(x))).as_tuple().exponent) for x in (baseline, idea)))
+    return repr(round(float(idea) - float(baseline), places) + 0.0)  # + 0.0: no "-0.0" for a tie
 
 
 def verdict_quote(data: ChartInputs | None, limit: int) -> str:

@@ -69,9 +69,9 @@ def _testcase(result: AuditResult) -> ET.Element:
 def document(run: Run) -> ET.Element:
     s = run.summary
     counts = {"tests": str(s["files"]), "failures": str(s["fail"]), "errors": str(s["error"]), "skipped": "0"}
-    root = ET.Element("testsuites", name="auditor", **counts)
+    root = ET.Element("testsuites", {"name": "auditor", **counts})
     total = sum(r.seconds or 0.0 for r in run.results)
-    suite = ET.SubElement(root, "testsuite", name="auditor", time=_seconds(total), **counts)
+    suite = ET.SubElement(root, "testsuite", {"name": "auditor", "time": _seconds(total), **counts})
     for result in run.results:
         suite.append(_testcase(result))
     return root

@@ -98,6 +98,7 @@ def _panel(result: AuditResult) -> Panel:
         parts.append(_comparison_table(result))
     if result.rerun:
         parts.append(Text(rerun_line(result.rerun), style="green" if result.rerun.get("reproduced") else "red"))
+        parts += [Text(line, style="dim") for line in probe_lines(result.rerun)]
     if result.findings:
         parts.append(_findings_table(result))
     else:
@@ -125,6 +126,35 @@ def rerun_line(rerun: dict[str, Any]) -> str:
     if numbers:
         text += " — " + ", ".join(numbers)
     return text + (" (cached)" if rerun.get("cached") else "")
+
+
+def probe_lines(rerun: dict[str, Any]) -> list[str]:
+    """What the probe saw (``rerun.activity``) and the replication on shifted seeds, a line each when present.
+
+    ``training: trained (120 optimizer steps, 480 forward calls, 120 backward passes on cpu)``
+    ``replication (seeds +1000): replicated — verdict worse, delta_mean = 0.29, p = 0.016``
+    """
+    lines = []
+    activity = rerun.get("activity")
+    if activity:
+        if activity.get("status") == "not observed":
+            lines.append(f"training: not observed ({activity.get('why')})")
+        else:
+            counts = (
+                f"{activity.get('optimizer_steps')} optimizer steps, {activity.get('forward_calls')} forward calls, "
+                f"{activity.get('backward_calls')} backward passes"
+            )
+            devices = ", ".join(activity.get("devices") or []) or "no device"
+            lines.append(f"training: {activity.get('status')} ({counts} on {devices})")
+    replication = rerun.get("replication")
+    if replication:
+        word = {True: "replicated", False: "NOT replicated"}.get(replication.get("replicated"), "inconclusive")
+        numbers = [
+            f"{label}{display(replication[key])}" for key, label in _RERUN_NUMBERS if replication.get(key) is not None
+        ]
+        text = f"replication (seeds +{replication.get('seed_offset')}): {word}"
+        lines.append(text + (" — " + ", ".join(numbers) if numbers else f" — {replication.get('why')}"))
+    return lines
 
 
 # The rerun's own statistics, as the record names them, and how the line shows them.

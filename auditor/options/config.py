@@ -252,10 +252,10 @@ def resolve(config: Config, cli: CommandLine | None = None) -> Settings:
         rules = _guard(
             rules, cli_select="select" in given, cli_ignore="ignore" in given, cli_fail_on="fail_on" in given
         )
-    select = cli.select if "select" in given else rules.select or ()
+    select = (cli.select if "select" in given else rules.select) or ()
     if select and cli.extend_select:
         select = (*select, *cli.extend_select)
-    ignore = (*(cli.ignore if "ignore" in given else rules.ignore or ()), *(cli.extend_ignore or ()))
+    ignore = (*((cli.ignore if "ignore" in given else rules.ignore) or ()), *(cli.extend_ignore or ()))
     file = config.options
     thresholds = file.thresholds.given() if file.thresholds else {}
     limits = {name: getattr(cli, name) for name in ("max_bytes", "max_depth", "max_seeds", "encoding") if name in given}

@@ -34,6 +34,7 @@ from auditor.options.models import (
     Globs,
     MiB,
     NonNegative,
+    OutputTargets,
     PerFileIgnores,
     Positive,
     PositiveInt,
@@ -61,7 +62,7 @@ def _opt(
     choices: tuple[str, ...] = (),
 ) -> Any:
     """A field that is "not given" (None) by default, with where argparse offers it (flags: default --key)."""
-    extra = {"group": group, "flags": list(flags), "metavar": metavar, "choices": list(choices)}
+    extra: dict[str, Any] = {"group": group, "flags": list(flags), "metavar": metavar, "choices": list(choices)}
     return Field(None, description=help, json_schema_extra=extra)
 
 
@@ -120,6 +121,10 @@ class CommandLine(FileOptions):
     output: str | None = _opt(
         "write there (atomically; jsonl appends per line)", flags=("--output", "-o"), metavar="FILE"
     )
+    # Several reports from one audit (CI: annotations on stdout, SARIF and a job summary in files).
+    output_format: OutputTargets | None = _opt(
+        "also write FORMAT to PATH from the same run (repeatable), e.g. sarif:auditor.sarif", metavar="FORMAT:PATH"
+    )
     exit_zero: bool | None = _opt("exit 0 even when transcripts fail")
     details: Details | None = _opt(
         "failures explained in full below a batch table: a number or 'all' (default 5)", metavar="N|all"
@@ -145,6 +150,16 @@ class CommandLine(FileOptions):
     isolated: bool | None = _opt("ignore every configuration file", group="gate")
     baseline: str | None = _opt("report only findings not recorded in FILE", group="gate", metavar="FILE")
     write_baseline: str | None = _opt("record every current finding in FILE, exit 0", group="gate", metavar="FILE")
+    attest: str | None = _opt(
+        "sign each verdict with this Ed25519 private key (PEM; `auditor keygen` writes one)",
+        group="gate",
+        metavar="KEY",
+    )
+    attest_output: str | None = _opt(
+        "where the signed statements go: one DSSE envelope per line (docs/attestations.md)",
+        group="gate",
+        metavar="FILE.intoto.jsonl",
+    )
     rerun: bool | None = _opt("run the answer's how_to_run again in a sandbox and compare its numbers", group="rerun")
     device: RerunDevice | None = _opt(
         "where the rerun trains (default auto: cuda when torch in the chosen interpreter sees a GPU, else cpu)",
@@ -172,12 +187,19 @@ class CommandLine(FileOptions):
     )
     no_cache: bool | None = _opt("rerun even when a cached result matches", group="rerun")
     unsafe_no_sandbox: bool | None = _opt("run without bubblewrap (trusted code only)", group="rerun")
+    replicate: bool | None = _opt(
+        "with --rerun: run again with every seed the script sets shifted, and test that the effect replicates",
+        group="rerun",
+    )
+    replicate_offset: int | None = _opt(
+        "the replication's seed offset (default: drawn at random; always recorded)", group="rerun", metavar="N"
+    )
 
     def rerun_options(self) -> RerunOptions | None:
         """The :class:`RerunOptions` of ``--rerun`` (None without it); sizes from GiB and MiB to bytes."""
         if not self.rerun:
             return None
-        same = ("device", "workspace", "timeout", "python", "rtol", "max_processes", "cache_dir")
+        same = ("device", "workspace", "timeout", "python", "rtol", "max_processes", "cache_dir", "replicate_offset")
         values: dict[str, Any] = {name: getattr(self, name) for name in same if getattr(self, name) is not None}
         sizes = {
             "memory": ("memory_bytes", 1024 * MiB),
@@ -191,7 +213,12 @@ class CommandLine(FileOptions):
             values[name] = int(given * unit)
             if given and not values[name]:  # positive, yet no whole byte: a cap nothing could run under
                 raise UsageError(f"--{kebab(flag)}: {given:g} is less than one byte")
-        return RerunOptions(unsafe_no_sandbox=bool(self.unsafe_no_sandbox), use_cache=not self.no_cache, **values)
+        return RerunOptions(
+            unsafe_no_sandbox=bool(self.unsafe_no_sandbox),
+            use_cache=not self.no_cache,
+            replicate=bool(self.replicate),
+            **values,
+        )
 
 
 # -- validation with usable messages -------------------------------------------------------------

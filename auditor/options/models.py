@@ -191,6 +191,22 @@ def _details(raw: Any) -> str:
     raise ValueError(f"expected a number or 'all', got {raw!r}")
 
 
+def _output_targets(raw: Any) -> tuple[tuple[str, str], ...]:
+    """``FORMAT:PATH`` items (repeatable; a path may hold commas and colons: only the first colon splits)."""
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, (list, tuple)):
+        raise ValueError("expected FORMAT:PATH")
+    out = []
+    for item in items:
+        if isinstance(item, (list, tuple)) and len(item) == 2:  # already split (an API caller)
+            item = f"{item[0]}:{item[1]}"
+        name, colon, path = str(item).partition(":")
+        if not colon or not name.strip() or not path:
+            raise ValueError(f"expected FORMAT:PATH (for example sarif:auditor.sarif), got {item!r}")
+        out.append((name.strip().lower(), path))
+    return tuple(out)
+
+
 Probability = Annotated[float, BeforeValidator(_probability)]
 Positive = Annotated[float, BeforeValidator(_positive)]
 NonNegative = Annotated[float, BeforeValidator(_non_negative)]
@@ -204,6 +220,7 @@ SeverityTable = Annotated[dict[str, Severity], BeforeValidator(_severity_table)]
 PerFileIgnores = Annotated[dict[str, tuple[str, ...]], BeforeValidator(_per_file_ignores)]
 Encoding = Annotated[str, BeforeValidator(_encoding)]
 Details = Annotated[str, BeforeValidator(_details)]
+OutputTargets = Annotated[tuple[tuple[str, str], ...], BeforeValidator(_output_targets)]
 
 # Schemas are built when a model is first validated, not at import (a cold --help needs none).
 _FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -275,6 +292,8 @@ class RerunOptions(BaseModel):
     unsafe_no_sandbox: bool = Field(False, description="run without bubblewrap (trusted code only)")
     cache_dir: str | None = Field(None, description="where rerun results are cached (None: ~/.cache/auditor)")
     use_cache: bool = Field(True, description="False: always run again")
+    replicate: bool = Field(False, description="run a second time with every seed shifted (auditor.rerun.probe)")
+    replicate_offset: int | None = Field(None, description="the replication's seed offset (None: drawn at random)")
     # Only set when auditing in this process: a callable does not pickle (auditor.batch.executors drops it).
     progress: Callable[[str], None] | None = Field(
         None, exclude=True, repr=False, description="called with a status line as the rerun proceeds"

@@ -2,7 +2,7 @@
 
 A float's shortest repr forgets what its literal said about precision: ``0.0000``
 reads back as ``0.0`` (one decimal), ``10.930`` as ``10.93``, ``1.50e-3`` as
-``0.0015``.  The decoder (:mod:`auditor.parse.jsonscan`) turns exactly those numbers,
+``0.0015``.  The decoder (:mod:`auditor.parse.decoder`) turns exactly those numbers,
 whose literal's digits differ from their repr's, into :class:`PrintedFloat`, a
 float that also carries the literal; :func:`auditor.stats.precision.printed` reads the
 digits from it.  Everywhere else it is the float: equal, hashed, added, written

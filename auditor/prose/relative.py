@@ -181,7 +181,7 @@ def _relative_change_at(
     # does not name the metric as what changed.
     if any(is_other_quantity(w) for w, _, _ in before + after) or any(map(is_other_quantity, context_words)):
         return None
-    names_metric = bool(explicit_object) and any(is_metric(w) for w in explicit_object)
+    names_metric = explicit_object is not None and any(is_metric(w) for w in explicit_object)
     wide_words = [w for w, _, _ in words(text, wide_start, num_start)]
     if not names_metric and any(is_other_quantity(w) for w in wide_words):
         return None

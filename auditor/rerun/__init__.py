@@ -32,13 +32,14 @@ from typing import Any
 from auditor.findings import Finding
 from auditor.options.models import AuditOptions, RerunOptions
 from auditor.parse.strings import plural
-from auditor.rerun import cache, compare, probe_memo, sandbox
+from auditor.rerun import cache, compare, probe, probe_memo, replication, sandbox
 from auditor.rerun.command import Command, CommandRefused, parse_how_to_run
 from auditor.rerun.device import (
     Device,
     DeviceUnavailable,
     Interpreter,
     choose_device,
+    gpu_device_nodes,
     interpreter_refusal,
     probe_interpreter,
     resolve_python,
@@ -173,6 +174,7 @@ def _execute(
         record,
         device=device.kind,
         torch_version=interpreter.torch_version,
+        python_version=interpreter.python_version,
         command=tuple(argv),
         sandbox_uid=bwrap.experiment_uid if bwrap else os.getuid(),
         limits=_limits_record(limits, bwrap),
@@ -186,30 +188,82 @@ def _execute(
                 f"the workspace files could not be copied for the run: {exc.strerror or exc}", pointer="/files"
             )
         ], record
-    try:
-        run = _Run(python, argv, stage, device, interpreter, limits, bwrap)
-        outcome, cached = _outcome(run, [n for n in ws.files if n != REPORT_NAME], rerun, say)
+    try:  # the stage is only read (the supervisor copies it into the sandbox): a replication reuses it
+        run = _Run(
+            python,
+            argv,
+            probe.probed_argv(python, command.script, command.args),
+            stage,
+            device,
+            interpreter,
+            limits,
+            bwrap,
+        )
+        # What was run on, hashed once: the cache's key and the record's (and an attestation's) subjects.
+        staged = cache.file_digests(stage, [n for n in ws.files if n != REPORT_NAME])
+        outcome, cached = _outcome(run, staged, rerun, say)
+        record = replace(_with_outcome(record, outcome, limits, bwrap, cached), files=tuple(staged))
+        record = replace(record, activity=probe.activity(outcome.activity))
+        if not outcome.ok:
+            return [failure_finding(outcome, limits, bwrap)], record
+        say("rerun: comparing the regenerated report with the claim")
+        found, record = _compare(document, outcome, rerun, options, record)
+        seen = replication.activity_finding(record.activity)
+        found += [seen] if seen is not None else []
+        if rerun.replicate and record.baseline is not None:
+            more, record = _replicate(document, outcome, run, staged, rerun, options, record, say)
+            found += more
+        return found, record
     finally:
         remove_copy(stage)
-    record = _with_outcome(record, outcome, limits, bwrap, cached)
+
+
+def _replicate(
+    document: dict,
+    first: Outcome,
+    run: _Run,
+    staged: list[tuple[str, int, str]],
+    rerun: RerunOptions,
+    options: AuditOptions,
+    record: RerunRecord,
+    say: Progress,
+) -> tuple[list[Finding], RerunRecord]:
+    """The second run, every seed shifted (``--replicate``): R809, R810 and the ``replication`` object."""
+    offset = rerun.replicate_offset if rerun.replicate_offset is not None else replication.draw_offset()
+    say(f"rerun: replicating on fresh seeds (every seed shifted by {offset})")
+    outcome, cached = _outcome(run, staged, rerun, say, offset)
+    seen = probe.activity(outcome.activity)
+    shifted = seen["seeds_total"] if any(s["seed"] != s["used"] for s in seen["seeds_set"]) else 0
+    report, source = _rerun_report(outcome, options) if outcome.ok else (None, "")
+    first_report, _ = _rerun_report(first, options)
+    claimed = document.get("bench_report") if isinstance(document.get("bench_report"), dict) else {}
     if not outcome.ok:
-        return [failure_finding(outcome, limits, bwrap)], record
-    say("rerun: comparing the regenerated report with the claim")
-    return _compare(document, outcome, rerun, options, record)
+        why = failure_finding(outcome, run.limits, run.bwrap).message
+        found, out = replication.unusable(offset, f"the replication failed: {why[:300]}", shifted)
+    elif report is None or first_report is None:
+        found, out = replication.unusable(offset, f"the replication's {REPORT_NAME} {source}", shifted)
+    else:
+        found, out = replication.judge_replication(claimed, first_report, report, offset, shifted, options)
+    out.update(seconds=round(outcome.seconds, 3), cached=cached, activity_status=seen["status"])
+    return found, replace(record, replication=out)
 
 
 def _interpreter(
     python: str, bwrap: sandbox.Bubblewrap | None, rerun: RerunOptions, options: AuditOptions, say: Progress
 ) -> Interpreter:
-    """The probe's answer: remembered with the rerun cache (see :mod:`.probe_memo`), else asked for."""
+    """The probe's answer: remembered with the rerun cache (see :mod:`.probe_memo`), else asked for.
+
+    torch is imported in the probe (a second or more) only where a GPU could be chosen and must be counted.
+    """
+    gpus = rerun.device == "cuda" or (rerun.device == "auto" and bool(gpu_device_nodes()))
     folder = cache.entries_folder(rerun.cache_dir)
-    known = probe_memo.recall(folder, python, bwrap) if rerun.use_cache else None
+    known = probe_memo.recall(folder, python, bwrap, gpus) if rerun.use_cache else None
     if known is not None:
         return known
     say(f"rerun: asking {python} for torch and its devices (in the sandbox)")
-    interpreter = probe_interpreter(python, bwrap, _limits(rerun, options, "AS"))
+    interpreter = probe_interpreter(python, bwrap, _limits(rerun, options, "AS"), gpus=gpus)
     if rerun.use_cache:
-        probe_memo.remember(folder, python, bwrap, interpreter)
+        probe_memo.remember(folder, python, bwrap, interpreter, gpus)
     return interpreter
 
 
@@ -218,7 +272,8 @@ class _Run:
     """One experiment ready to run: the command on its staged copy, where and under what limits."""
 
     python: str
-    argv: list[str]
+    argv: list[str]  # the command as recorded: python, script, arguments
+    probed: list[str]  # the command run: the same under the auditor's probe (auditor.rerun.probe)
     stage: Path
     device: Device
     interpreter: Interpreter
@@ -226,17 +281,21 @@ class _Run:
     bwrap: sandbox.Bubblewrap | None
 
 
-def _outcome(run: _Run, names: list[str], rerun: RerunOptions, say: Progress) -> tuple[Outcome, bool]:
+def _outcome(
+    run: _Run, staged: list[tuple[str, int, str]], rerun: RerunOptions, say: Progress, offset: int = 0
+) -> tuple[Outcome, bool]:
     """The run's outcome, from the cache when an intact entry has its key; whether it came from there.
 
     Without ``use_cache`` (``--no-cache``) the cache is neither read nor written: the experiment runs.
+    The key holds the probed command (the probe's source) and the seed offset: a replication is kept
+    apart from the first run, and each offset apart from the others.
     """
     folder = cache.entries_folder(rerun.cache_dir)
     key = None
     if rerun.use_cache:
         key = cache.run_key(
-            cache.file_digests(run.stage, names),
-            run.argv,
+            staged,
+            [*run.probed, f"auditor-seed-offset={offset}"],
             run.device.kind,
             cache.interpreter_identity(run.python, run.interpreter.torch_version),
             run.limits,
@@ -248,12 +307,13 @@ def _outcome(run: _Run, names: list[str], rerun: RerunOptions, say: Progress) ->
             return stored, True
     experiment = sandbox.Experiment(
         python=run.python,
-        command=run.argv,
+        command=run.probed,
         stage=run.stage,
         report_name=REPORT_NAME,
         device_env=run.device.env,
         device_nodes=run.device.device_nodes,
         keep_paths=run.interpreter.paths,
+        probe_offset=offset,
     )
     say(f"rerun: running {' '.join(run.argv[1:])} on {run.device.kind} (timeout {rerun.timeout:g} s)")
     outcome = sandbox.run(run.bwrap, experiment, run.limits)

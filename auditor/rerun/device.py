@@ -50,7 +50,8 @@ PROBE_TIMEOUT_S = 180.0
 PROBE_TAG = "AUDITOR-PROBE "
 MAX_PYVENV_CFG_BYTES = 64 * 1024
 
-# Run as ``python -s -c _PROBE`` in the sandbox: no user site, the cwd an empty copy.
+# Run as ``python -s -c _PROBE [gpus]`` in the sandbox: no user site, the cwd an empty copy.  torch
+# is imported (a second or more) only with ``gpus``: where a GPU could be used and must be counted.
 _PROBE = r"""
 import json, os, site, sys
 paths = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
@@ -61,9 +62,15 @@ except Exception:
 info = {"executable": sys.executable, "python": sys.version.split()[0], "paths": paths,
         "torch": None, "gpus": 0, "error": None}
 try:
-    import torch
-    info["torch"] = torch.__version__
-    info["gpus"] = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if sys.argv[1:2] == ["gpus"]:
+        import torch
+        info["torch"] = torch.__version__
+        info["gpus"] = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    else:  # no GPU to count: torch's version without the second it takes to import it
+        import importlib.metadata, importlib.util
+        if importlib.util.find_spec("torch") is None:
+            raise ImportError("No module named 'torch'")
+        info["torch"] = importlib.metadata.version("torch")
 except Exception as exc:
     info["error"] = type(exc).__name__ + ": " + str(exc)[:300]
 print("\n" + "AUDITOR-PROBE " + json.dumps(info), flush=True)
@@ -84,6 +91,7 @@ class Interpreter:
     gpus: int
     torch_error: str | None
     reported: tuple[str, ...] = ()  # every folder the probe named (prefixes, site-packages)
+    python_version: str | None = None  # what the interpreter reported (sys.version's first word)
 
 
 @dataclass(frozen=True)
@@ -178,8 +186,13 @@ _cache: dict[tuple, Interpreter] = {}
 _cache_lock = threading.Lock()
 
 
-def probe_interpreter(python: str, bwrap: object = _DEFAULT, limits: sandbox.Limits | None = None) -> Interpreter:
+def probe_interpreter(
+    python: str, bwrap: object = _DEFAULT, limits: sandbox.Limits | None = None, *, gpus: bool = True
+) -> Interpreter:
     """Ask ``python`` about itself inside the sandbox; the GPU count follows the auditor's device variables.
+
+    Without ``gpus`` torch is not imported: its version is read from its package
+    metadata and the GPU count is 0 (for ``--device cpu``, or a host without GPUs).
 
     ``bwrap`` defaults to :func:`sandbox.find_bubblewrap`; None runs the probe
     without isolation (``--unsafe-no-sandbox`` only).  ``limits`` are the
@@ -189,11 +202,11 @@ def probe_interpreter(python: str, bwrap: object = _DEFAULT, limits: sandbox.Lim
     if bwrap is _DEFAULT:
         bwrap = sandbox.find_bubblewrap()
     visible = tuple((name, os.environ[name]) for name in DEVICE_VARIABLES if name in os.environ)
-    key = (python, visible, repr(bwrap))  # by value: find_bubblewrap's answer may be made again
+    key = (python, visible, repr(bwrap), gpus)  # by value: find_bubblewrap's answer may be made again
     with _cache_lock:
         if key in _cache:
             return _cache[key]
-        found = _probe(python, visible, bwrap, limits)  # type: ignore[arg-type]
+        found = _probe(python, visible, bwrap, limits, gpus)  # type: ignore[arg-type]
         _cache[key] = found
         return found
 
@@ -204,7 +217,11 @@ def clear_probe_cache() -> None:
 
 
 def _probe(
-    python: str, visible: tuple[tuple[str, str], ...], bwrap: sandbox.Bubblewrap | None, limits: sandbox.Limits | None
+    python: str,
+    visible: tuple[tuple[str, str], ...],
+    bwrap: sandbox.Bubblewrap | None,
+    limits: sandbox.Limits | None,
+    gpus: bool = True,
 ) -> Interpreter:
     nodes = gpu_device_nodes()
     resource = "DATA" if nodes else "AS"
@@ -215,7 +232,7 @@ def _probe(
     try:
         experiment = sandbox.Experiment(
             python=python,
-            command=[python, "-s", "-c", _PROBE],
+            command=[python, "-s", "-c", _PROBE, *(["gpus"] if gpus else [])],
             stage=stage,
             report_name="auditor-probe.json",
             device_env=dict(visible),
@@ -249,6 +266,7 @@ def _probe(
             gpus=int(info["gpus"]),
             torch_error=info["error"] if isinstance(info["error"], str) else None,
             reported=reported,
+            python_version=info.get("python") if isinstance(info.get("python"), str) else None,
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise SandboxUnavailable(f"the interpreter {python!r} gave an unreadable probe answer ({exc})") from None

@@ -23,7 +23,7 @@ from auditor.rerun.device import DEVICE_VARIABLES, Interpreter, gpu_device_nodes
 KEY_PREFIX = "probe-"
 
 
-def probe_key(python: str, bwrap: object) -> str:
+def probe_key(python: str, bwrap: object, gpus: bool = True) -> str:
     real = os.path.realpath(python)
     material = {
         "kind": "probe",
@@ -34,13 +34,15 @@ def probe_key(python: str, bwrap: object) -> str:
         "visible": [[name, os.environ[name]] for name in DEVICE_VARIABLES if name in os.environ],
         "nodes": list(gpu_device_nodes()),
         "sandbox": repr(bwrap),
+        # Asked to count GPUs (torch imported), or not: the same answer where the host has no GPU nodes.
+        "gpus": gpus and bool(gpu_device_nodes()),
     }
     return KEY_PREFIX + digest(material)
 
 
-def recall(folder: Path, python: str, bwrap: object) -> Interpreter | None:
+def recall(folder: Path, python: str, bwrap: object, gpus: bool = True) -> Interpreter | None:
     """The remembered probe answer, when nothing it depends on has changed since; else None."""
-    value = load_entry(folder, probe_key(python, bwrap))
+    value = load_entry(folder, probe_key(python, bwrap, gpus))
     if not isinstance(value, dict) or set(value) != {"interpreter", "folders"}:
         return None
     folders = value["folders"]
@@ -49,7 +51,7 @@ def recall(folder: Path, python: str, bwrap: object) -> Interpreter | None:
     return _interpreter_from_json(value["interpreter"])
 
 
-def remember(folder: Path, python: str, bwrap: object, interpreter: Interpreter) -> None:
+def remember(folder: Path, python: str, bwrap: object, interpreter: Interpreter, gpus: bool = True) -> None:
     """Keep ``interpreter`` (best effort: an unwritable cache is no error)."""
     folders = sorted({*interpreter.paths, *interpreter.reported})
     value = {
@@ -60,10 +62,11 @@ def remember(folder: Path, python: str, bwrap: object, interpreter: Interpreter)
             "gpus": interpreter.gpus,
             "torch_error": interpreter.torch_error,
             "reported": list(interpreter.reported),
+            "python_version": interpreter.python_version,
         },
         "folders": {path: _stamp(path) for path in folders},
     }
-    store_entry(folder, probe_key(python, bwrap), value)
+    store_entry(folder, probe_key(python, bwrap, gpus), value)
 
 
 def _stamp(path: str) -> list[int] | None:
@@ -84,6 +87,7 @@ def _interpreter_from_json(value: Any) -> Interpreter | None:
             gpus=int(value["gpus"]),
             torch_error=value["torch_error"],
             reported=tuple(map(str, value["reported"])),
+            python_version=value["python_version"] if isinstance(value.get("python_version"), str) else None,
         )
     except (KeyError, TypeError, ValueError):
         return None

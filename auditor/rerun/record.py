@@ -42,6 +42,7 @@ class RerunRecord:
     reproduced: bool = False
     command: tuple[str, ...] = ()
     python: str | None = None
+    python_version: str | None = None  # the interpreter's own report (its sys.version)
     sandbox_uid: int | None = None
     limits: Mapping[str, Any] | None = None
     # The experiment's uid on the host; recorded (as ``host_uid``) only once the experiment started.
@@ -53,6 +54,10 @@ class RerunRecord:
     p_value: float | None = None
     delta_mean: float | None = None
     cached: bool = False  # served from the rerun cache (auditor.rerun.cache), not run again
+    # (name, size, sha256) of each file of the run's private copy: what the experiment ran on.
+    files: tuple[tuple[str, int, str], ...] = ()
+    activity: Mapping[str, Any] | None = None  # what the probe saw the run do (auditor.rerun.probe)
+    replication: Mapping[str, Any] | None = None  # the run on shifted seeds (--replicate; .replication)
 
     @classmethod
     def start(cls, rerun: RerunOptions) -> RerunRecord:
@@ -77,6 +82,7 @@ class RerunRecord:
             "reproduced": self.reproduced,
             "command": list(self.command),
             "python": self.python,
+            "python_version": self.python_version,
             "sandbox": self.sandbox,
             "sandbox_uid": self.sandbox_uid,
             "limits": dict(self.limits) if self.limits is not None else None,
@@ -89,5 +95,9 @@ class RerunRecord:
             idea=list(self.idea) if self.idea is not None else None,
             p_value=self.p_value,
             delta_mean=self.delta_mean,
+            activity=dict(self.activity) if self.activity is not None else None,
+            replication=dict(self.replication) if self.replication is not None else None,
         )
+        if self.files:  # only once the files were staged for a run
+            out["files"] = [{"name": name, "size": size, "sha256": sha256} for name, size, sha256 in self.files]
         return out

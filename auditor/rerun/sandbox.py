@@ -184,6 +184,7 @@ def run(bwrap: Bubblewrap | None, experiment: Experiment, limits: Limits) -> Out
                     # Unsandboxed, RLIMIT_NPROC would count the user's every process on the host.
                     "max_processes": limits.max_processes if bwrap else 0,
                     "keyctl": _keyctl_number(),
+                    "probe": None if experiment.probe_offset is None else {"offset": experiment.probe_offset},
                 }
                 argv = [experiment.python, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--", *experiment.command]
                 launch_env = env

@@ -113,6 +113,8 @@ class Experiment:
     device_env: dict[str, str]
     device_nodes: tuple[str, ...] = ()
     keep_paths: tuple[str, ...] = ()
+    # The seed offset of the auditor's probe (auditor.rerun.probe); None: the command runs unprobed.
+    probe_offset: int | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ class Outcome:
     report: bytes | None  # the report file the run wrote, when it wrote one
     report_problem: str | None  # why there is none ("not written", ...)
     confinement: Confinement = Confinement()
+    activity: dict | None = None  # the probe's checked record, as the supervisor said it (None: unprobed)
 
     @property
     def ok(self) -> bool:

@@ -28,8 +28,18 @@ auditor is gone, and the experiment is not started), ``AUDITOR-EXIT code N`` or
 153 is not taken for SIGXFSZ), then a header line ``AUDITOR-REPORT <status>``
 followed by the report's bytes; or only ``AUDITOR-SETUP <error>`` when the
 sandbox itself could not be prepared.
+
+With a ``probe`` in the config (the experiment runs under the auditor's probe,
+:mod:`auditor.rerun.probe`), the supervisor makes a fresh random key and two
+pipes for the experiment: one holding the key, which the probe reads and closes
+before the script starts, and one for the probe's signed record.  After the
+experiment it checks that record (exactly one line, signed with the key) and
+says ``AUDITOR-ACTIVITY <json>`` (between EXIT and REPORT): ``{"status": "ok",
+"record": {...}}``, or ``"missing"``/``"invalid"`` with ``why``.
 """
 
+import hashlib
+import hmac
 import json
 import os
 import resource
@@ -38,6 +48,7 @@ import stat
 import sys
 
 SETUP_FAILED = 125
+ACTIVITY_MAX_BYTES = 64 * 1024  # the probe's record is a few KiB; more is the script's doing
 
 
 def main() -> None:
@@ -64,11 +75,14 @@ def main() -> None:
         # bubblewrap's child set its parent-death signal, which nothing else then delivers;
         # an experiment nobody watches (no timeout, no comparison) is never started.
         os._exit(SETUP_FAILED)
-    status = _run(command)
+    probe = _Probe(config["probe"]) if config.get("probe") is not None else None
+    status = _run(command, probe)
     if os.WIFSIGNALED(status):
         _send(channel, f"AUDITOR-EXIT signal {os.WTERMSIG(status)}", b"", close=False)
     else:
         _send(channel, f"AUDITOR-EXIT code {_exit_code(status)}", b"", close=False)
+    if probe is not None:
+        _send(channel, "AUDITOR-ACTIVITY " + json.dumps(probe.verdict()), b"", close=False)
     _export_report(channel, os.path.join(config["work"], config["report_name"]), config["max_report_bytes"])
     os._exit(_exit_code(status))
 
@@ -170,16 +184,74 @@ def _fresh_keyring(keyctl) -> str:
     return "unchanged:" + errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
 
 
-def _run(command: list) -> int:
+class _Probe:
+    """The key and the two pipes the probe gets, and the check of what it wrote."""
+
+    def __init__(self, config: dict) -> None:
+        self.key = os.urandom(32)
+        self.token_read, token_write = os.pipe()
+        os.write(token_write, self.key)
+        os.close(token_write)  # the probe reads the key, then end of file
+        self.record_read, self.record_write = os.pipe()
+        self.offset = int(config.get("offset") or 0)
+
+    def child_env(self) -> dict:
+        """In the child: the pipes stay open across exec, and the probe learns where they are."""
+        os.set_inheritable(self.token_read, True)
+        os.set_inheritable(self.record_write, True)
+        os.close(self.record_read)
+        env = dict(os.environ)
+        env["AUDITOR_PROBE"] = f"{self.token_read},{self.record_write},{self.offset}"
+        return env
+
+    def started(self) -> None:
+        """In the parent, once the child exists: only the child holds the key and the record's write end."""
+        os.close(self.token_read)
+        os.close(self.record_write)
+
+    def verdict(self) -> dict:
+        """What the probe said: read without blocking (a forked survivor may hold the pipe), then checked."""
+        os.set_blocking(self.record_read, False)
+        data = b""
+        while len(data) <= ACTIVITY_MAX_BYTES:
+            try:
+                chunk = os.read(self.record_read, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        os.close(self.record_read)
+        if not data:
+            return {"status": "missing", "why": "the experiment ended without the probe's record"}
+        lines = data.split(b"\n")
+        if len(lines) != 2 or lines[1]:
+            return {"status": "invalid", "why": "the probe's channel held more than one record"}
+        payload, _, mac = lines[0].rpartition(b"\t")
+        expected = hmac.new(self.key, payload, hashlib.sha256).hexdigest().encode("ascii")
+        if not hmac.compare_digest(mac, expected):
+            return {"status": "invalid", "why": "the record on the probe's channel is not signed by the probe"}
+        try:
+            record = json.loads(payload.decode("utf-8"))
+        except ValueError:
+            return {"status": "invalid", "why": "the probe's record is not JSON"}
+        return {"status": "ok", "record": record}
+
+
+def _run(command: list, probe) -> int:
     pid = os.fork()
     if pid == 0:
         _first_for_the_oom_killer()
         try:
+            if probe is not None:
+                os.execve(command[0], command, probe.child_env())
             os.execv(command[0], command)
         except OSError as exc:
             message = f"auditor sandbox: cannot execute {command[0]} as uid {os.getuid()}: {exc}\n"
             os.write(2, message.encode("utf-8", "replace"))
         os._exit(127)
+    if probe is not None:
+        probe.started()
     while True:
         try:
             return os.waitpid(pid, 0)[1]

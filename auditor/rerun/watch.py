@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -80,6 +81,7 @@ def watch(
         output_bytes=budget.total,
         report=said.report,
         report_problem=said.problem,
+        activity=said.activity,
     ), said.keyring
 
 
@@ -115,16 +117,19 @@ class _Said:
     report: bytes | None = None
     problem: str | None = None
     setup_error: str | None = None
+    activity: dict | None = None  # the supervisor's check of the probe's record (see supervisor.py)
 
 
 def _parse_channel(data: bytes) -> _Said:
     """The supervisor's lines: ``AUDITOR-STARTED [keyring=...]``, ``AUDITOR-EXIT code|signal N``,
     then ``AUDITOR-REPORT <status>`` and the report's bytes; or ``AUDITOR-SETUP <error>`` alone."""
     said, rest = _Said(), data
-    while rest.startswith((b"AUDITOR-STARTED", b"AUDITOR-EXIT ")):
+    while rest.startswith((b"AUDITOR-STARTED", b"AUDITOR-EXIT ", b"AUDITOR-ACTIVITY ")):
         line, _, rest = rest.partition(b"\n")
         words = line.decode("utf-8", errors="replace").split()
-        if words[0] == "AUDITOR-STARTED":
+        if words[0] == "AUDITOR-ACTIVITY":
+            said = dataclasses.replace(said, activity=_activity(line[len(b"AUDITOR-ACTIVITY ") :]))
+        elif words[0] == "AUDITOR-STARTED":
             keyring = next((w[len("keyring=") :] for w in words[1:] if w.startswith("keyring=")), None)
             said = dataclasses.replace(said, started=True, keyring=keyring)
         elif len(words) == 3 and words[1] == "code" and words[2].isdecimal():
@@ -141,6 +146,14 @@ def _parse_channel(data: bytes) -> _Said:
             return dataclasses.replace(said, report=body)
         return dataclasses.replace(said, problem=status)
     return dataclasses.replace(said, problem="was not received: the run ended before its supervisor could send it")
+
+
+def _activity(data: bytes) -> dict:
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {"status": "invalid", "why": "the supervisor's line is unreadable"}
 
 
 def _last_line(text: str) -> str:

@@ -167,9 +167,12 @@ def A302(ctx: AuditContext) -> Iterator[Finding]:
     (`statistics.fmean(per_seed)`) and report it at full precision, or correct
     the per-seed value that was mistyped; the message gives the recomputed mean.
     """
+    rounding = ctx.rounding
+    if rounding is None:  # nothing recomputed (the rounding is of the recomputed statistics)
+        return
     for arm, summary in _arm_summaries(ctx):
         claimed = arm.stats.mean
-        width = ctx.rounding.mean_width(arm.name)
+        width = rounding.mean_width(arm.name)
         if not mean_agrees(claimed, summary.mean, summary.n, summary.magnitude, width):
             source = f"the mean of its {summary.n} per-seed values is"
             yield report_recomputed(
@@ -208,8 +211,10 @@ def A303(ctx: AuditContext) -> Iterator[Finding]:
     convention for both arms: `numpy.std(per_seed, ddof=0)` as the bench does,
     or `ddof=1`, and say which in `protocol_note`. The message gives both values.
     """
-    summaries = _arm_summaries(ctx)
     rounding = ctx.rounding
+    if rounding is None:  # nothing recomputed (the rounding is of the recomputed statistics)
+        return
+    summaries = _arm_summaries(ctx)
     matched = {
         arm.name: std_ddof_matching(
             arm.stats.std, summary, (rounding.std_width(arm.name, 0), rounding.std_width(arm.name, 1))
@@ -267,10 +272,9 @@ def A304(ctx: AuditContext) -> Iterator[Finding]:
     (idea minus baseline, in the seed order of the arms) and write the list
     unedited; a reversed sign means the subtraction was baseline minus idea.
     """
-    r, claimed = ctx.recomputed, ctx.report.comparison.per_seed_diffs
-    if r is None or claimed is None or len(claimed) != r.n_pairs:
-        return  # a length mismatch is A301's
-    rounding = ctx.rounding
+    r, rounding, claimed = ctx.recomputed, ctx.rounding, ctx.report.comparison.per_seed_diffs
+    if r is None or rounding is None or claimed is None or len(claimed) != r.n_pairs:
+        return  # a length mismatch is A301's (the rounding exists exactly when r does)
     diffs = rounding.seed_diffs  # of the per-seed values: r's may be these very claims (auditor.stats.rounding)
     if tuple(claimed) == diffs:
         return  # every difference as computed (and finite, as every recomputed one is): nothing to bound
@@ -320,12 +324,12 @@ def A305(ctx: AuditContext) -> Iterator[Finding]:
     message gives it). If the sign was reversed, also check the direction words
     of the verdict and the prose ("reduction", "improved") against it.
     """
-    r = ctx.recomputed
-    if r is None:
+    r, rounding = ctx.recomputed, ctx.rounding
+    if r is None or rounding is None:  # (the rounding exists exactly when r does)
         return
     claimed = ctx.report.comparison.delta_mean
     magnitude = max(r.baseline.magnitude, r.idea.magnitude)
-    width = ctx.rounding.delta_width
+    width = rounding.delta_width
 
     def close(value: float) -> bool:
         # Two means subtracted (or n differences averaged): twice the terms.
@@ -366,11 +370,11 @@ def A306(ctx: AuditContext) -> Iterator[Finding]:
     the report's `metric_direction` (`idea < baseline` for "lower is better"):
     ties are not wins. Change the prose's "k/n wins" with it.
     """
-    r = ctx.recomputed
-    if r is None:
+    r, rounding = ctx.recomputed, ctx.rounding
+    if r is None or rounding is None:  # (the rounding exists exactly when r does)
         return
     claimed = ctx.report.comparison.idea_wins
-    fewest, most = ctx.rounding.wins
+    fewest, most = rounding.wins
     if claimed == r.idea_wins or fewest <= claimed <= most:
         return  # (any count the rounded per-seed values allow: a difference within its rounding of zero)
     better = "a lower metric" if ctx.lower_is_better else "a higher metric"

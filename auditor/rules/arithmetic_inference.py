@@ -13,7 +13,7 @@ from auditor.context import AuditContext
 from auditor.findings import Finding, Severity, check_rule
 from auditor.rules.arithmetic import _fmt, report_recomputed
 from auditor.stats.precision import Noise, agrees, mean_noise, printed, std_noise
-from auditor.stats.summary import RTOL_MDE, PBand, min_two_sided_p, t_quantile, values_close
+from auditor.stats.summary import RTOL_MDE, PBand, Recomputed, min_two_sided_p, t_quantile, values_close
 
 # Normal quantile some agents use instead of Student's t for the MDE.
 Z_975 = 1.959963984540054
@@ -23,19 +23,17 @@ T_TABLE_ATOL = 0.005
 MAX_METHODS_NAMED = 2
 
 
-def _test_description(ctx: AuditContext) -> str:
-    r = ctx.recomputed
+def _test_description(r: Recomputed, seed: int) -> str:
     if r.p_method == "exact":
         return f"the exact two-sided sign-flip p over all {r.p_resamples} sign patterns"
-    return f"the randomized two-sided sign-flip p from {r.p_resamples} resamples (seed {ctx.options.random_seed})"
+    return f"the randomized two-sided sign-flip p from {r.p_resamples} resamples (seed {seed})"
 
 
-def _other_methods(ctx: AuditContext, claimed: float) -> list[str]:
+def _other_methods(ctx: AuditContext, r: Recomputed, claimed: float) -> list[str]:
     """Descriptions of the other tests whose p the claim matches (printed digits and float noise allowed)."""
     from auditor.stats.pmethods import alternative_p_values
     from auditor.stats.pvalues import exact_agreement
 
-    r = ctx.recomputed
     shown = printed(claimed)
     named = []
     # Within printing only: a Monte-Carlo reading fits nearly any short print, so it names no method.
@@ -100,7 +98,7 @@ def A307(ctx: AuditContext) -> Iterator[Finding]:
     if r is None or agreed is None or agreed.consistent:
         return
     claimed = ctx.report.comparison.p_value
-    methods = _other_methods(ctx, claimed)
+    methods = _other_methods(ctx, r, claimed)
     severity = None
     band = ctx.printed_p_band or r.p_band
     if methods:
@@ -113,7 +111,7 @@ def A307(ctx: AuditContext) -> Iterator[Finding]:
         if agreed.weak and _near_and_on_the_same_side(claimed, band, ctx.options.alpha):
             severity = Severity.WARNING
             hint += "; state the resample count in protocol_note"
-    source = f"{_test_description(ctx)} is"
+    source = f"{_test_description(r, ctx.options.random_seed)} is"
     pointer = ctx.pointer("comparison", "p_value")
     yield report_recomputed(A307, "p_value", claimed, source, r.p_value, pointer=pointer, hint=hint, severity=severity)
 
@@ -157,11 +155,11 @@ def A308(ctx: AuditContext) -> Iterator[Finding]:
     can go below 2/2^m with m non-zero differences: to show a smaller p, run more
     seeds (with 8 non-zero differences the floor is 0.0078).
     """
-    r, agreed = ctx.recomputed, ctx.p_agreement
-    if r is None or agreed is None or agreed.consistent or agreed.weak:
+    r, rounding, agreed = ctx.recomputed, ctx.rounding, ctx.p_agreement
+    if r is None or rounding is None or agreed is None or agreed.consistent or agreed.weak:
         return  # (a weak reading, a small-count estimate that may fall below the floor, is A307's to judge)
     claimed = ctx.report.comparison.p_value
-    nonzero = ctx.rounding.nonzero_max  # a zero difference printed rounded may be none
+    nonzero = rounding.nonzero_max  # a zero difference printed rounded may be none
     floor = min_two_sided_p(nonzero)
     if claimed + printed(claimed).half_unit >= floor:
         return
@@ -176,20 +174,21 @@ def A308(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-def _mde_noise(ctx: AuditContext, claimed: float) -> Noise:
-    """Float noise of t·sd(d)/sqrt(n): the differences' spread and their operands' rounding."""
-    r = ctx.recomputed
+def _mde_noise(r: Recomputed, mde: float, claimed: float) -> Noise:
+    """Float noise of t·sd(d)/sqrt(n) (``mde``, the recomputed one): the differences' spread and their
+    operands' rounding."""
     n = r.n_pairs
-    factor = r.mde / r.diff_summary.std_sample if r.mde else 0.0  # t / sqrt(n)
+    sd_sample = r.diff_summary.std_sample
+    factor = mde / sd_sample if mde and sd_sample else 0.0  # t / sqrt(n); an mde needs n >= 2, so an sd
     magnitude = r.diff_summary.magnitude
     operands = max(r.baseline.magnitude, r.idea.magnitude)
     sd_claimed = claimed / factor if factor else 0.0
-    sd = std_noise(n, magnitude, sd_claimed, r.mde / factor if factor else 0.0, operand_magnitude=operands)
+    sd = std_noise(n, magnitude, sd_claimed, mde / factor if factor else 0.0, operand_magnitude=operands)
     return Noise(factor * sd.float64, factor * sd.float32)
 
 
 def _mde_close(
-    ctx: AuditContext,
+    r: Recomputed,
     claimed: float,
     recomputed: float,
     noise: Noise,
@@ -201,7 +200,6 @@ def _mde_close(
     A table gives t to 2 or 3 decimals (2.36 or 2.365 for n = 8): up to
     T_TABLE_ATOL away from the exact quantile, relatively more for large n.
     """
-    r = ctx.recomputed
     t = t_quantile(0.975, r.n_pairs - 1)
     return agrees(claimed, recomputed, noise, rtol=max(RTOL_MDE, T_TABLE_ATOL / t), width=width)
 
@@ -232,16 +230,17 @@ def A309(ctx: AuditContext) -> Iterator[Finding]:
     standard deviation) and report it; the message gives the value and, when it
     can tell, which shortcut (z = 1.96, ddof=0) the claim took.
     """
-    r, claimed = ctx.recomputed, ctx.report.comparison.mde
-    if r is None or claimed is None or r.mde is None:
-        return
+    r, rounding, claimed = ctx.recomputed, ctx.rounding, ctx.report.comparison.mde
+    if r is None or rounding is None or claimed is None or r.mde is None:
+        return  # (the rounding exists exactly when r does)
     # The bound is finite: per-seed values within the schema's 1e150 keep every square finite.
-    width = ctx.rounding.mde_width
-    if _mde_close(ctx, claimed, r.mde, _mde_noise(ctx, claimed), width=width):
+    width = rounding.mde_width
+    if _mde_close(r, claimed, r.mde, _mde_noise(r, r.mde, claimed), width=width):
         return
     n = r.n_pairs
     hint = ""
     sd = r.diff_summary.std_sample
+    assert sd is not None  # an mde needs n >= 2, so an sd
     if sd > 0 and values_close(claimed, Z_975 * sd / math.sqrt(n), rtol=RTOL_MDE):
         hint = " (it matches z = 1.96 instead of Student's t)"
     elif sd > 0 and values_close(claimed, r.mde * r.diff_summary.std_population / sd, rtol=RTOL_MDE):
@@ -276,19 +275,19 @@ def A310(ctx: AuditContext) -> Iterator[Finding]:
     Set `mde_rel_pct = 100 * mde / abs(baseline mean)` from the corrected `mde`:
     a percentage, not a fraction. The message gives the value.
     """
-    r, claimed = ctx.recomputed, ctx.report.comparison.mde_rel_pct
-    if r is None or claimed is None or r.mde_rel_pct is None:
-        return
+    r, rounding, claimed = ctx.recomputed, ctx.rounding, ctx.report.comparison.mde_rel_pct
+    if r is None or rounding is None or claimed is None or r.mde_rel_pct is None or r.mde is None:
+        return  # (the rounding exists exactly when r does; an mde_rel_pct only with an mde)
     base = abs(r.baseline.mean)
 
-    mde_noise = _mde_noise(ctx, r.mde)
+    mde_noise = _mde_noise(r, r.mde, r.mde)
     mean_drift = mean_noise(r.n_pairs, r.baseline.magnitude, r.baseline.mean)
     noise = Noise(
         100.0 * mde_noise.float64 / base + r.mde_rel_pct * mean_drift.float64 / base,
         100.0 * mde_noise.float32 / base + r.mde_rel_pct * mean_drift.float32 / base,
     )
-    width = ctx.rounding.mde_rel_width
-    if _mde_close(ctx, claimed, r.mde_rel_pct, noise, width=width):
+    width = rounding.mde_rel_width
+    if _mde_close(r, claimed, r.mde_rel_pct, noise, width=width):
         return
     hint = ""
     claimed_mde = ctx.report.comparison.mde

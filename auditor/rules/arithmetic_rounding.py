@@ -2,17 +2,21 @@
 
 Split from :mod:`.arithmetic` only to keep files short.  The intervals are
 :mod:`auditor.stats.rounding`'s; the verdict rules accept either verdict while this
-rule reports the rounding (:func:`.verdict.undecided_by_printing`).
+rule reports the rounding (:func:`.verdict_support.undecided_by_printing`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from auditor.context import AuditContext
 from auditor.findings import Finding, Severity, check_rule
 from auditor.rules.arithmetic import _fmt
-from auditor.rules.verdict import exactly_supported, undecided_by_printing
+from auditor.rules.verdict_support import exactly_supported, undecided_by_printing
+
+if TYPE_CHECKING:
+    from auditor.stats.rounding import Rounding
 
 
 @check_rule("A312", "per-seed-values-too-coarse", Severity.ERROR)
@@ -64,18 +68,19 @@ def A312(ctx: AuditContext) -> Iterator[Finding]:
     values the test used. The message
     gives the range of p the printed values allow.
     """
-    r = ctx.recomputed
-    if r is None or ctx.no_verdict_to_advise() or not undecided_by_printing(ctx):
-        return
+    r, rounding = ctx.recomputed, ctx.rounding
+    if r is None or rounding is None or ctx.no_verdict_to_advise() or not undecided_by_printing(ctx):
+        return  # (the rounding exists exactly when r does)
     band, alpha = ctx.printed_p_band, ctx.options.alpha
+    assert band is not None  # undecided_by_printing read it
     claimed = ctx.claimed_verdict
     # An error only when the significance rests on the rounding: the values as printed do not support it.
     significant = claimed is not None and claimed.significant and not exactly_supported(ctx, claimed)
     message = (
-        f"{_coarsest(ctx)} allow any two-sided sign-flip p from {_fmt(band.low)} to "
+        f"{_coarsest(rounding)} allow any two-sided sign-flip p from {_fmt(band.low)} to "
         f"{_fmt(band.high)}, on both sides of alpha {alpha:g}: their rounding, not the data, decides the verdict"
     )
-    if significant:
+    if significant and claimed is not None:  # (significant says claimed is not None)
         message += (
             f'; taken as printed they give "{r.verdict.value}" (p={_fmt(r.p_value)}), so "{claimed.value}" rests on '
             "digits the answer does not show: print the per-seed values with the precision they were computed with"
@@ -91,10 +96,9 @@ def A312(ctx: AuditContext) -> Iterator[Finding]:
     )
 
 
-def _coarsest(ctx: AuditContext) -> str:
+def _coarsest(rounding: Rounding) -> str:
     """What the p range comes from, with half a unit of its coarsest printed value ("the per-seed values
     (printed to ±0.005)"): the per-seed values, or them and the answer's own finer differences."""
-    rounding = ctx.rounding
     if rounding.claimed_seeds:
         return f"the per-seed values and per_seed_diffs (differences known to ±{max(rounding.diff_h):.2g})"
     coarsest = max(max(rounding.baseline_h), max(rounding.idea_h))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from auditor.answer.model import SweepEntry
+from auditor.answer.model import Config, SweepEntry
 from auditor.context import AuditContext
 from auditor.findings import Finding, Severity, check_rule
 from auditor.parse.strings import config_text
@@ -30,7 +30,7 @@ def _same_value(a: object, b: object) -> bool:
     return a == b
 
 
-def _same_cfg(a: dict, b: dict) -> bool:
+def _same_cfg(a: Config, b: Config) -> bool:
     if a.keys() != b.keys():
         return False
     for key, value in a.items():
@@ -39,7 +39,7 @@ def _same_cfg(a: dict, b: dict) -> bool:
     return True
 
 
-def _sweep_index_of(cfg: dict, sweep: list[SweepEntry]) -> int | None:
+def _sweep_index_of(cfg: Config, sweep: list[SweepEntry]) -> int | None:
     """Index of the sweep entry for ``cfg``.
 
     Exact match first; otherwise the single entry that agrees on every key

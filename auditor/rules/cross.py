@@ -153,10 +153,11 @@ def _claims_significance(result: Any) -> bool:
     return verdict is not None and verdict.significant
 
 
-def _group_key(facts: CrossFacts | None) -> tuple | None:
-    if facts is None or facts.track is None or facts.model is None or facts.cfg_text is None:
-        return None  # without the full setup two answers cannot be known to share a baseline
-    return (facts.track, facts.model, facts.cfg_text, len(facts.per_seed or ()))
+def _group_key(facts: CrossFacts) -> tuple[Any, Any, str, int] | None:
+    """(track, model, baseline config, seeds): answers with one key share a baseline; None: no group."""
+    if facts.track is None or facts.model is None or facts.cfg_text is None or facts.per_seed is None:
+        return None  # without the full setup and its values two answers cannot be compared
+    return (facts.track, facts.model, facts.cfg_text, len(facts.per_seed))
 
 
 def _first_difference(a: Sequence[float], b: Sequence[float]) -> int | None:
@@ -178,7 +179,9 @@ def _printed_half_unit(value: float) -> float:
 
 
 def _values(member: tuple[int, Any, CrossFacts]) -> Sequence[float]:
-    return member[2].per_seed
+    values = member[2].per_seed
+    assert values is not None  # _group_key groups only facts that hold their values
+    return values
 
 
 def _x901_for_group(members: list[tuple[int, Any, CrossFacts]]) -> dict[int, list[Finding]]:
@@ -204,7 +207,7 @@ def _x901_for_group(members: list[tuple[int, Any, CrossFacts]]) -> dict[int, lis
 
 def _x901_finding(member: tuple[int, Any, CrossFacts], others: list[tuple[int, Any, CrossFacts]]) -> Finding:
     cross = member[2]
-    mine = cross.per_seed
+    mine = _values(member)
     # Clusters are built against their first member, so name an answer that really differs.
     first = next((m for m in others if _first_difference(mine, _values(m)) is not None), others[0])
     theirs = _values(first)
@@ -225,9 +228,11 @@ def _x901_finding(member: tuple[int, Any, CrossFacts], others: list[tuple[int, A
 
 def x901(results: Sequence[Any]) -> dict[int, list[Finding]]:
     """X901 findings by result index."""
-    groups: dict[tuple, list[tuple[int, Any, CrossFacts]]] = {}
+    groups: dict[tuple[Any, Any, str, int], list[tuple[int, Any, CrossFacts]]] = {}
     for index, result in enumerate(results):
         facts = compact_cross(result.cross)  # a batch's kept results hold them compact already
+        if facts is None:
+            continue
         key = _group_key(facts)
         if key is not None:
             groups.setdefault(key, []).append((index, result, facts))

@@ -237,3 +237,120 @@ R807 = Rule(
     point `how_to_run` at that script.
     """,
 )
+
+R808 = Rule(
+    "R808",
+    "rerun-without-training",
+    Severity.ERROR,
+    doc="""
+    The rerun printed its report without training: torch was imported, yet no
+    optimizer step, module forward call or backward pass was observed.
+
+    ## What it does
+    `--rerun` starts the experiment's interpreter with the auditor's own probe
+    (`python -I -c <probe> script.py ...`: nothing of the workspace runs before
+    it). Once the script imports torch, the probe counts optimizer steps that
+    had gradients (torch's global step hook), `torch.nn.Module` forward calls
+    (its global forward hook) and autograd backward passes, and notes the
+    devices tensors were computed on; at exit it writes a record signed with a
+    per-run key to the sandbox's supervisor. Reports an error when torch was
+    imported and all three counts are zero. A run that never imports torch
+    (JAX, scikit-learn, or no framework) is reported at info level as "not
+    observed", and so is a run whose record is missing, unsigned or says the
+    probe was undone: the auditor cannot tell, and never counts it as trained.
+
+    ## Why is this bad?
+    A script that prints the claimed numbers, or loads them from a file shipped
+    in the workspace, reproduces them exactly without running the experiment:
+    the rerun would confirm numbers that no training produced.
+
+    ## Example
+    ```python
+    import json, torch
+
+    print(json.dumps(json.load(open("results.json"))))  # the claim, shipped
+    ```
+
+    ## How to fix
+    Make `how_to_run` run the experiment itself: train and evaluate in the
+    script (or in code it calls in the same process) and write the report from
+    the values it computed. When the bench trains with another framework, the
+    info finding says so and needs no fix.
+    """,
+)
+
+R809 = Rule(
+    "R809",
+    "rerun-seed-independent",
+    Severity.ERROR,
+    doc="""
+    The results do not depend on the seeds: the replication's per-seed values
+    equal the first run's although every seed was shifted.
+
+    ## What it does
+    With `--replicate`, the experiment runs a second time with every seed the
+    script sets (`torch.manual_seed`, `torch.Generator.manual_seed`,
+    `torch.cuda.manual_seed(_all)`, `numpy.random.seed`, `default_rng`,
+    `RandomState`, `random.seed`) shifted by an offset (`--replicate-offset`,
+    by default drawn at random and recorded). Reports an error when an arm's
+    per-seed values are all identical to the first run's although the probe
+    shifted at least one seed; a warning when they are identical and no seed
+    was set through those functions (seeding through another API, such as a
+    JAX key, cannot be shifted, so the replication ran the same draws).
+
+    ## Why is this bad?
+    Values that stay the same when every seed changes are not per-seed
+    measurements: they are hard-coded, loaded, or computed without the
+    randomness the seeds control. Their spread, p-value and verdict say
+    nothing about the idea.
+
+    ## Example
+    ```python
+    train(model)  # trains, but then:
+    report["idea"]["full"]["per_seed"] = [7.12, 6.85, 7.03, 6.97]
+    ```
+
+    ## How to fix
+    Report the values the training computed for each seed, and set every seed
+    through the functions above so that a replication can draw fresh ones.
+    """,
+)
+
+R810 = Rule(
+    "R810",
+    "rerun-not-replicated",
+    Severity.ERROR,
+    doc="""
+    The claimed effect did not replicate on fresh seeds.
+
+    ## What it does
+    With `--replicate`, recomputes the paired comparison on the replication's
+    per-seed values (fresh draws: every seed shifted) and tests the claim
+    (docs/rerun.md states the test and its error rates, measured in
+    `bench/replication.py`). A claimed significant effect is replicated when
+    the replication is significant in the same direction. It is contradicted
+    (error) when the replication is significant in the other direction, or
+    when the claimed mean difference lies outside the replication's 95%
+    interval for it. Otherwise it is inconclusive (warning): not significant,
+    yet compatible with the claimed effect; the record gives the power the
+    claimed effect had at that number of seeds. A claim of no effect met by a
+    significant replication is inconclusive too.
+
+    ## Why is this bad?
+    Rerunning the same seeds only shows that the script is deterministic. An
+    effect found on one draw of eight seeds (or on the best of several draws)
+    can be noise; on fresh seeds it shrinks or vanishes.
+
+    ## Example
+    ```text
+    claimed: delta_mean -0.41, p 0.008 (idea better)
+    replication (offset 1000): delta_mean 0.02, p 0.84, interval [-0.21, 0.25]
+    ```
+
+    ## How to fix
+    Report every seed that was run, decide the seeds before looking at the
+    results, and use enough seeds that the effect is detected reliably (the
+    MDE in the report); then the effect replicates, or the claim should say
+    there is no measurable effect.
+    """,
+)

@@ -198,11 +198,11 @@ def _agrees_with_report(values: _ReportValues) -> ClaimTest:
     """The test a p-value, delta or from-to claim passes by, for extract_claims to leave such claims out early."""
 
     def agrees(claim: PValueClaim | DeltaClaim | FromToClaim) -> bool:
-        kind = type(claim)
-        if kind is PValueClaim:
+        if type(claim) is PValueClaim:  # (exact types: a claim is one of the three, never a subclass)
             return _p_value_agrees(values, claim)
-        if kind is DeltaClaim:
+        if type(claim) is DeltaClaim:
             return _delta_agrees(values, claim)
+        assert type(claim) is FromToClaim
         return _from_to_agrees(values, claim)
 
     return agrees

@@ -22,7 +22,7 @@ identical values give a variance of exactly zero instead of rounding noise.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,7 +84,8 @@ def _unit_scaled(x: np.ndarray) -> np.ndarray:
     top = float(np.max(np.abs(x))) if x.size else 0.0
     if top == 0.0:
         return x.astype(np.float64, copy=True)
-    return np.ldexp(x, -math.frexp(top)[1])
+    scaled: np.ndarray = np.ldexp(x, -math.frexp(top)[1])  # (numpy types its ufuncs' results as Any)
+    return scaled
 
 
 def _sample_var(x: np.ndarray) -> float:
@@ -94,7 +95,7 @@ def _sample_var(x: np.ndarray) -> float:
 
 def _differences(baseline: np.ndarray, idea: np.ndarray) -> np.ndarray:
     """``idea - baseline``, shape (n,); halved when it overflows (every test here is scale invariant)."""
-    d = idea - baseline
+    d: np.ndarray = idea - baseline
     if not np.all(np.isfinite(d)):
         d = idea * 0.5 - baseline * 0.5
     return d
@@ -329,7 +330,9 @@ def unpaired_permutation_test(baseline: np.ndarray, idea: np.ndarray, *, seed: i
 # ---------------------------------------------------------------- the list
 
 
-def alternative_p_values(baseline: np.ndarray, idea: np.ndarray, *, seed: int = 0) -> list[AlternativeP]:
+def alternative_p_values(
+    baseline: Sequence[float] | np.ndarray, idea: Sequence[float] | np.ndarray, *, seed: int = 0
+) -> list[AlternativeP]:
     """P-values of other tests of idea vs baseline, both shape (n,).
 
     In this order, each two-sided unless named one-sided: paired-t,

@@ -92,7 +92,8 @@ _FLOAT32 = struct.Struct("f")
 
 def to_float32(value: float) -> float:
     """``value`` rounded to the nearest float32 (|value| <= FLOAT32_MAX), as a Python float."""
-    return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+    narrowed: float = _FLOAT32.unpack(_FLOAT32.pack(value))[0]  # (struct types what it unpacks as Any)
+    return narrowed
 
 
 def near_float32(value: float, slack: float = 0.0) -> bool:

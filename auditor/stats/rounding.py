@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from functools import cached_property
 from operator import add, sub
+from typing import TypedDict
 
 from auditor.parse.literals import PrintedFloat, digits_and_half_unit, printed_text
 from auditor.stats.precision import mean_agrees, near_float32
@@ -59,6 +60,14 @@ from auditor.stats.summary import Recomputed, t_quantile, with_differences
 # prints itself with 15 to 17; a float32 metric (torch's .item()) with 8 or more, and is a float32 number.
 EXACT_DIGITS = 15
 FLOAT32_DIGITS = 8
+
+
+class _TestOptions(TypedDict):
+    """The sign-flip test's options a :class:`Rounding` passes on to every test it runs."""
+
+    exact_max_n: int
+    resamples: int
+    seed: int
 
 
 def seed_half_unit(value: float) -> float:
@@ -105,7 +114,7 @@ class Rounding:
     ) -> None:
         self._baseline, self._idea, self._claimed = baseline, idea, claimed_diffs
         self._lower_is_better = lower_is_better
-        self._test_options = {"exact_max_n": exact_max_n, "resamples": resamples, "seed": seed}
+        self._test_options: _TestOptions = {"exact_max_n": exact_max_n, "resamples": resamples, "seed": seed}
         self.seed_diffs = recomputed.diffs  # of the per-seed values as printed
         if claimed_diffs is not None and tuple(claimed_diffs) == recomputed.diffs:
             # The answer's differences are those of the printed values, bit for bit: they are its data.
@@ -242,6 +251,7 @@ class Rounding:
         if decimal != list(r.diffs):  # the printed decimals' own test (its band holds their exact ties)
             result = sign_flip_on_floats(decimal, None, None, **self._test_options)
             two, one = result.two_sided_band, result.one_sided_band
+            assert two is not None and one is not None  # bands=True (the default) made them
             low2, high2, low1, high1 = (
                 min(low2, two.low),
                 max(high2, two.high),

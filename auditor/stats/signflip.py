@@ -4,8 +4,8 @@ The exact test enumerates all 2^n sign patterns by meet-in-the-middle: the sums
 of each half, matched by binary search, never all 2^n at once.  Ties between
 signed sums are decided within the float noise of the arithmetic (none when
 every sum is exact), and the honest range of p (:class:`PBand`) also counts the
-near-ties float32 arithmetic would make.  Leave-one-out p-values (E702) share
-one split of the seeds into halves when the sums are exact.
+near-ties float32 arithmetic would make.  Leave-one-out p-values (E702) are
+:mod:`auditor.stats.signflip_loo`.
 
 Pure functions over sequences of floats (a tuple, a list, a numpy array), no I/O.
 An answer of up to 16 seeds is tested on Python floats alone; numpy is imported
@@ -23,22 +23,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import repeat
 from operator import sub
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from auditor.stats.precision import U32, U64, as_floats, float64_sum
-from auditor.stats.signflip_ties import (
-    SumExactness,
-    TieScale,
-    exact_differences,
-    sums_are_exact,
-    tie_tolerance,
-)
+from auditor.stats.signflip_ties import SumExactness, TieScale, exact_differences
 
 if TYPE_CHECKING:
     import numpy as np
 
 # Ties between signed sums are decided with a tolerance scaled to the float
-# noise of the arithmetic (see :func:`tie_tolerance`), never to a fixed
+# noise of the arithmetic (see :func:`~auditor.stats.signflip_ties.tie_tolerance`), never to a fixed
 # fraction of sum|d|: one diverged seed must not merge the others' sums.
 # Exact enumeration by meet-in-the-middle: two halves of 2^(n/2) sums each
 # (8 MiB apiece at n = 40), counted with a binary search.
@@ -87,7 +81,7 @@ def signed_sums(d: np.ndarray) -> np.ndarray:
     return sums
 
 
-def _signed_sums_list(values: list[float]) -> list[float]:
+def signed_sums_list(values: list[float]) -> list[float]:
     """:func:`signed_sums` on Python floats: the same additions in the same order, so the same sums.
 
     ``s + (-x)`` is ``s - x`` bit for bit (IEEE subtraction adds the negation), in one pass a level.
@@ -104,21 +98,21 @@ def _signed_sums_list(values: list[float]) -> list[float]:
 LIST_HALF_MAX_N = 8
 
 
-class _MeetInTheMiddle:
+class MeetInTheMiddle:
     """Counts sign patterns of the n ``values`` whose signed sum clears a threshold.
 
     The 2^n sums are never formed: the first half's 2^(n//2) sums are matched
     against the second half's sorted sums by binary search.  Small halves are
     Python lists, large ones numpy arrays; both do the same float operations
-    (:func:`_signed_sums_list`, ``threshold - left``), so they give the same counts.
+    (:func:`signed_sums_list`, ``threshold - left``), so they give the same counts.
     """
 
     def __init__(self, values: list[float]) -> None:
         half = len(values) // 2
         self.in_lists = len(values) - half <= LIST_HALF_MAX_N
         if self.in_lists:
-            self.left: list[float] | np.ndarray = _signed_sums_list(values[:half])
-            self.right: list[float] | np.ndarray = sorted(_signed_sums_list(values[half:]))
+            self.left: list[float] | np.ndarray = signed_sums_list(values[:half])
+            self.right: list[float] | np.ndarray = sorted(signed_sums_list(values[half:]))
         else:
             import numpy as np
 
@@ -130,7 +124,7 @@ class _MeetInTheMiddle:
                 self.right = np.sort(signed_sums(d[half:]))
         self.n_patterns = len(self.left) * len(self.right)
 
-    def _right_below(self, threshold: float, side: str) -> int:
+    def _right_below(self, threshold: float, side: Literal["left", "right"]) -> int:
         """Pairs (l, r) of half sums with r below ``threshold - l`` (``side="right"``: or equal)."""
         if self.in_lists:
             search = bisect_left if side == "left" else bisect_right
@@ -139,8 +133,8 @@ class _MeetInTheMiddle:
         import numpy as np
 
         with np.errstate(over="ignore", invalid="ignore"):
-            needles = threshold - self.left  # ascending
-        return int(np.searchsorted(self.right, needles, side=side).sum())
+            ascending = np.subtract(threshold, self.left)  # threshold - left, as an array
+        return int(np.searchsorted(self.right, ascending, side=side).sum())
 
     def at_least(self, threshold: float) -> int:
         """Patterns with sum >= threshold."""
@@ -152,7 +146,7 @@ class _MeetInTheMiddle:
 
 
 def _exact_counts(
-    counter: _MeetInTheMiddle, observed_sum: float, tol: float, observed_group: int, ties_exact: bool = False
+    counter: MeetInTheMiddle, observed_sum: float, tol: float, observed_group: int, ties_exact: bool = False
 ) -> tuple[int, int, int, int]:
     """(two-sided loose, two-sided strict, one-sided loose, one-sided strict) pattern counts.
 
@@ -189,14 +183,15 @@ def _exact_sign_flip(
     observed_sum = float64_sum(values)
     nonzero = [x for x in values if x != 0]
     exactness = SumExactness(nonzero)
-    counter = _MeetInTheMiddle(values)
+    counter = MeetInTheMiddle(values)
     n_patterns = counter.n_patterns
     observed_group = 2 ** (len(values) - len(nonzero))
     exact_inputs = exact_differences(base_values, idea_values, values)
     exact64 = exact_inputs and exactness.exact_in(U64)
     scale = TieScale(values, base_values, idea_values) if bands or not exact64 else None
-    tol64 = 0.0 if exact64 else scale.tolerance(U64)
-    tol32 = _float32_tolerance(scale, exact_inputs, exactness) if bands else None
+    # (scale is made whenever either tolerance needs it)
+    tol64 = scale.tolerance(U64) if scale is not None and not exact64 else 0.0
+    tol32 = _float32_tolerance(scale, exact_inputs, exactness) if scale is not None and bands else None
     counts = [_exact_counts(counter, observed_sum, tol64, observed_group, exact64)]
     if tol32 is not None:
         counts.append(_exact_counts(counter, observed_sum, tol32, observed_group))
@@ -279,115 +274,6 @@ def sign_flip_on_floats(
 
     with np.errstate(over="ignore", invalid="ignore"):  # huge sums overflow quietly, as in the exact test
         return randomized_sign_flip(values, base_values, idea_values, resamples, seed)
-
-
-# Leave-one-out p-values share one split of the seeds into halves of Python floats
-# up to this n (when every sum is exact); above it, each comes from its own test.
-LEAVE_ONE_OUT_SHARED_MAX_N = 2 * LIST_HALF_MAX_N
-
-
-def leave_one_out_p_values(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N_CAP) -> list[float]:
-    """Two-sided p of the sign-flip test on the n >= 2 differences ``d`` with seed k left out, for every k.
-
-    Each equals ``sign_flip_test(others, exact_max_n=exact_max_n, bands=False).p_two_sided``.
-    When every signed sum of ``d`` is exact in float64 (integer counts, float32
-    metrics, most printed decimals), so is every sum without one seed, whatever the
-    order of additions, and no tie needs a tolerance: then the n counts share the
-    enumerated halves of one split (:func:`_exact_leave_one_out`).
-    """
-    values = as_floats(d)
-    n = len(values)
-    if _leave_one_out_shares_halves(values, exact_max_n):
-        return _exact_leave_one_out(values)
-    others = (values[:k] + values[k + 1 :] for k in range(n))
-    return [sign_flip_test(rest, exact_max_n=exact_max_n, bands=False).p_two_sided for rest in others]
-
-
-def leave_one_out_within_twice_p(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N_CAP) -> bool:
-    """True when no :func:`leave_one_out_p_values` of ``d`` can exceed twice the two-sided p of
-    all n differences (as :func:`sign_flip_test` gives it, tolerant or exact), known without them.
-
-    It holds when the leave-one-out p-values are exact counts: every signed sum exact, and the
-    shared halves of :func:`_exact_leave_one_out`.  Say the total T of all n is positive (the
-    negative case is its mirror image).  For a seed k below T, each pattern of the others whose
-    sum reaches T - x_k becomes, with seed k's + sign, a distinct pattern of all n whose sum
-    reaches T: at most the C such patterns, so p_k = 2 * count_k / 2^(n-1) <= 4 * C / 2^n = 2 * p.
-    For a seed at or above T, the others' patterns that reach T - x_k <= 0, half of them at least
-    (their sums are symmetric about 0), all become such patterns: then p >= 1/2, and 2 * p >= 1
-    bounds every p (a zero total likewise gives p = 1).  A tolerant p only counts more.  So a
-    significant result with p below alpha / 2 is never fragile, and E702 needs no test.
-    """
-    values = as_floats(d)
-    return len(values) >= 2 and _leave_one_out_shares_halves(values, exact_max_n)
-
-
-# A leave-one-out count compares two computed sums (the others' and their total), each
-# within one tie tolerance of its real value, and is mapped to a count of all n that again
-# compares two computed sums: its own tolerance and four more cover every rounding.
-LEAVE_ONE_OUT_BOUND_TOLERANCES = 5
-
-
-def leave_one_out_p_bound(d: Iterable[float], *, exact_max_n: int = EXACT_MAX_N_CAP) -> float:
-    """An upper bound on every :func:`leave_one_out_p_values` of the n >= 2 differences ``d``, from one count.
-
-    :func:`leave_one_out_within_twice_p`'s argument on real numbers, where no sum is exact:
-    each leave-one-out p counts the others' patterns whose computed sum comes within its
-    tolerance (at most ``tol``, the tie tolerance of all n) of their computed total; every
-    computed sum is within ``tol`` of its real value, so in reals the pattern reaches the total
-    less ``tol`` + 2 ``tol``, and with the seed's own sign a pattern of all n reaches the full
-    total less as much, which computed comes within 5 ``tol`` of it.  So each leave-one-out p
-    is at most twice the two-sided p of all n counted with that tolerance.  1.0 (no bound)
-    when the leave-one-out tests would not be exact.
-    """
-    values = as_floats(d)
-    n = len(values)
-    if n < 2 or n - 1 > min(exact_max_n, EXACT_MAX_N_CAP):
-        return 1.0
-    tol = LEAVE_ONE_OUT_BOUND_TOLERANCES * tie_tolerance(values, None, None, U64)
-    size = abs(float64_sum(values))
-    if size - tol <= 0:
-        return 1.0  # every pattern ties: p = 1 and twice it bounds nothing
-    counter = _MeetInTheMiddle(values)
-    return min(1.0, 4 * counter.at_least(size - tol) / counter.n_patterns)
-
-
-def _leave_one_out_shares_halves(values: list[float], exact_max_n: int) -> bool:
-    """The leave-one-out p-values of ``values`` are exact counts from the halves of one split
-    (:func:`_exact_leave_one_out`): every signed sum exact, each test exact, the halves in lists."""
-    n = len(values)
-    shared = n - 1 <= min(exact_max_n, EXACT_MAX_N_CAP) and n <= LEAVE_ONE_OUT_SHARED_MAX_N
-    return shared and sums_are_exact(values, U64)
-
-
-def _exact_leave_one_out(values: list[float]) -> list[float]:
-    """:func:`leave_one_out_p_values` of differences whose signed sums are all exact, halves in lists.
-
-    The others' sums are matched as in :class:`_MeetInTheMiddle`: the sums of the
-    left-out seed's half that give it a + sign, less the seed (the half's sums
-    without it), against the other half's sorted sums.  Exact sums make any split
-    count the same patterns as the test's own: each needle ``size - left`` is
-    exact, or beyond every sum it is matched with both before and after rounding.
-    """
-    half = len(values) // 2
-    halves = (values[:half], values[half:])
-    sums = [_signed_sums_list(part) for part in halves]
-    sorted_sums = [sorted(part_sums) for part_sums in sums]
-    total = float64_sum(values)
-    n_patterns = 2 ** (len(values) - 1)
-    p_values = []
-    for k, x in enumerate(values):
-        size = abs(total - x)  # |sum of the others|, exact
-        own = k >= half  # the half that holds seed k
-        part_sums, right = sums[own], sorted_sums[not own]
-        # _signed_sums_list gives the sums with this seed's + sign in runs of 2^j, every 2^(j+1).
-        run = 1 << (k - half if own else k)
-        below = 0
-        for start in range(0, len(part_sums), 2 * run):
-            for with_plus in part_sums[start : start + run]:
-                below += bisect_left(right, size - (with_plus - x))
-        # As _exact_counts with exact ties: every pattern when the others sum to zero, else both tails.
-        p_values.append(1.0 if size <= 0 else 2 * (n_patterns - below) / n_patterns)
-    return p_values
 
 
 def min_two_sided_p(n_nonzero: int) -> float:

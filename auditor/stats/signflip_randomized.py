@@ -69,7 +69,7 @@ def random_signed_sums(tables: np.ndarray, rng: np.random.Generator, draws: int)
     groups = tables.shape[0]
     words = -(-groups * draws // 8)
     signs = rng.bit_generator.random_raw(words).view(np.uint8)[: groups * draws].reshape(groups, draws)
-    sums = np.take(tables[0], signs[0])
+    sums: np.ndarray = np.take(tables[0], signs[0])
     part = np.empty(draws)
     for group in range(1, groups):
         np.take(tables[group], signs[group], out=part)

@@ -56,22 +56,27 @@ class TieScale:
     def _narrowed_operands(self) -> list[float]:
         """The operands, each rounded to float32 (see :func:`float32_holds`)."""
         if self._narrowed is None:
-            self._narrowed = array("f", self.operands).tolist()
+            self._narrowed = array("f", self._operands()).tolist()
         return self._narrowed
 
     def _operand_sum(self, unit: float) -> float:
         """Sum of every |baseline_i| and |idea_i|; for float32, of the ones it cannot hold."""
         if unit != U32:
             return self._all_operands()
-        values, narrowed = self.operands, self._narrowed_operands()
+        values, narrowed = self._operands(), self._narrowed_operands()
         if not any(map(eq, values, narrowed)):  # float32 holds none: the sum of all, summed once for both formats
             return self._all_operands()
         return float64_sum([x for x, y in zip(values, narrowed, strict=True) if x != y])
 
     def _all_operands(self) -> float:
         if self._operands_sum is None:
-            self._operands_sum = float64_sum(self.operands)
+            self._operands_sum = float64_sum(self._operands())
         return self._operands_sum
+
+    def _operands(self) -> list[float]:
+        """The operands, for the sums that exist only when the baseline and idea values were given."""
+        assert self.operands is not None  # tolerance() and float32_holds_operands() ask only then
+        return self.operands
 
 
 def float32_holds(values: list[float]) -> bool:
@@ -120,7 +125,7 @@ def _lowest_set_bit_of_all(nonzero: list[float]) -> int:
     the largest q decides unless every value is an integer; then the lowest set bit of any p.
     """
     ratios = list(map(float.as_integer_ratio, nonzero))
-    largest_q = max(map(itemgetter(1), ratios))
+    largest_q: int = max(map(itemgetter(1), ratios))
     if largest_q > 1:
         return 1 - largest_q.bit_length()
     return min((p & -p).bit_length() for p, _ in ratios) - 1

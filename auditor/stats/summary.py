@@ -1,32 +1,27 @@
 """Pure recomputation of the statistics an answer reports.
 
-Small functions over sequences of floats (an arm's per-seed tuple, a list, a
-numpy array), no I/O.  The arithmetic is done on Python floats, every sum
-correctly rounded (:func:`~auditor.stats.precision.float64_sum`): no numpy import or
-per-call cost on the few values of an answer, and overflow is quiet (it is checked on the results).  The facts below were established
-from the stored real answers (``shared/seeds``) and are the reference the
-arithmetic rules check against:
+Small functions over sequences of floats (an arm's per-seed tuple, a list, a numpy array), no I/O.  The
+arithmetic is done on Python floats, every sum correctly rounded (:func:`~auditor.stats.precision.float64_sum`):
+no numpy import or per-call cost on the few values of an answer, and overflow is quiet (it is checked on
+the results).  The facts below were established from the stored real answers (``shared/seeds``) and are
+the reference the arithmetic rules check against:
 
 * ``d_i = idea_i - baseline_i`` per seed; ``delta_mean = mean(d)``.
 * A *win* is a seed where the idea is strictly better in the metric's direction
   (``d_i < 0`` when lower is better).
 * Reported ``std`` is the population std (``ddof=0``); ``ddof=1`` is accepted too.
-* ``p_value`` is a two-sided paired sign-flip permutation test on ``mean(d)``,
-  exact (meet-in-the-middle over all 2^n patterns) for n <= 30 (the default exact_max_n; at most 40)
-  (:mod:`auditor.stats.signflip`).  Seed 000
-  claims 0.01475 = 295/20000, a Monte-Carlo estimate from 20,000 resamples of
-  the exact 4/256 = 0.015625; :mod:`auditor.stats.pvalues` decides which claimed
-  p-values an honest test could have printed.
+* ``p_value`` is a two-sided paired sign-flip permutation test on ``mean(d)``, exact (meet-in-the-middle
+  over all 2^n patterns) for n <= 30 (the default exact_max_n; at most 40) (:mod:`auditor.stats.signflip`).
+  Seed 000 claims 0.01475 = 295/20000, a Monte-Carlo estimate from 20,000 resamples of the exact
+  4/256 = 0.015625; :mod:`auditor.stats.pvalues` decides which claimed p-values an honest test could print.
 * ``mde`` is the 95% CI half-width of the mean paired difference,
   ``t(0.975, n-1) * sd(d, ddof=1) / sqrt(n)``; seed 000 used t = 2.365 from a
   table, hence the 1e-3 relative tolerance of the MDE rules.
 
-How claimed numbers are compared with these (printing, float32) is
-:mod:`auditor.stats.precision`'s business.
-
-scipy.stats is deliberately not imported (about a second of start-up); the
-t quantile comes from a table of ``scipy.special.stdtrit``'s values
-(:mod:`auditor.stats.t_table`), and from ``stdtrit`` itself beyond it.
+How claimed numbers are compared with these (printing, float32) is :mod:`auditor.stats.precision`'s
+business.  scipy.stats is deliberately not imported (about a second of start-up); the t quantile comes
+from a table of ``scipy.special.stdtrit``'s values (:mod:`auditor.stats.t_table`), and from ``stdtrit``
+itself beyond it.
 """
 
 from __future__ import annotations
@@ -41,20 +36,21 @@ from auditor.stats import t_table
 from auditor.stats.precision import U32, U64, agrees, as_floats, float64_sum, std_noise
 from auditor.stats.signflip import (
     EXACT_MAX_N_CAP,
-    LEAVE_ONE_OUT_SHARED_MAX_N,
     LIST_HALF_MAX_N,
     PBand,
     SignFlipResult,
-    leave_one_out_p_bound,
-    leave_one_out_p_values,
-    leave_one_out_within_twice_p,
     min_two_sided_p,
     sign_flip_on_floats,
     sign_flip_test,
-    sums_are_exact,
-    tie_tolerance,
+)
+from auditor.stats.signflip_loo import (
+    LEAVE_ONE_OUT_SHARED_MAX_N,
+    leave_one_out_p_bound,
+    leave_one_out_p_values,
+    leave_one_out_within_twice_p,
 )
 from auditor.stats.signflip_randomized import RANDOMIZED_CONFIDENCE, RANDOMIZED_MAX_CELLS, RANDOMIZED_MIN_RESAMPLES
+from auditor.stats.signflip_ties import sums_are_exact, tie_tolerance
 from auditor.stats.verdicts import Verdict
 
 __all__ = [  # the sign-flip test lives in auditor.stats.signflip(_randomized); these names stay importable from here
@@ -252,7 +248,7 @@ class Recomputed:
     mde_rel_pct: float | None
     verdict: Verdict
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float | str | None]:
         """The JSON output's ``recomputed`` object; a non-finite number is written as null."""
         return {
             "n_pairs": self.n_pairs,
@@ -369,7 +365,8 @@ def _from_differences(
         )
     base_values, idea_values = operands if operands is not None else (None, None)
     test = sign_flip_on_floats(diffs, base_values, idea_values, exact_max_n=exact_max_n, resamples=resamples, seed=seed)
-    mde = _mde(diff_summary.std_sample, n) if n >= 2 else None
+    assert test.two_sided_band is not None and test.one_sided_band is not None  # bands=True (the default) made them
+    mde = None if (sd := diff_summary.std_sample) is None else _mde(sd, n)  # no sd when n < 2
     mde_rel = 100.0 * mde / abs(base.mean) if mde is not None and base.mean != 0 else None
     return Recomputed(
         n_pairs=n,

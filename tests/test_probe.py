@@ -1,0 +1,154 @@
+"""The probe against scripts that undo, bypass or forge it: at worst "not observed", never "trained".
+
+Each script prints the claimed report (shipped as results.json, like the
+replication_shipped fixture) after attacking the probe, through the CLI with
+real bubblewrap and real torch.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import experiment_workspace, needs_sandbox_and_torch
+
+from auditor.cli import main
+from auditor.rerun.probe import HOOK, activity
+
+PRINT_CLAIM = 'print(open("results.json").read())\n'
+FORGED = (
+    '{"torch_imported": true, "optimizer_steps": 500, "forward_calls": 500, "backward_calls": 500, '
+    '"devices": ["cpu"], "seeds_set": [], "seeds_total": 0, "seed_offset": 0, "frameworks": [], "tampered": []}'
+)
+ATTACKS = {
+    # Undo the hooks, then train for real: the training is not seen, and the undoing is.
+    "unhook": """
+        import torch, torch.optim.optimizer as o, torch.nn.modules.module as m
+        o._global_optimizer_post_hooks.clear(); m._global_forward_hooks.clear()
+        model = torch.nn.Linear(2, 1); opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        opt.step()
+    """,
+    # Restore the autograd functions the probe wrapped from the originals it holds.
+    "restore": """
+        import torch
+        torch.autograd.backward = torch.autograd.backward.__closure__[1].cell_contents
+    """,
+    # Count fake steps: an optimizer stepped without a gradient, no forward, no backward.
+    "fake_steps": """
+        import torch
+        opt = torch.optim.SGD([torch.zeros(3, requires_grad=True)], lr=0.1)
+        for _ in range(100):
+            opt.step()
+    """,
+    # Write a record claiming training to every pipe the process holds (the probe's channel among them).
+    "forge": f"""
+        import os, torch
+        for fd in map(int, os.listdir("/proc/self/fd")):
+            try:
+                if fd > 2 and os.readlink(f"/proc/self/fd/{{fd}}").startswith("pipe:"):
+                    os.write(fd, b'{FORGED}\\t' + b'0' * 64 + b'\\n')
+            except OSError:
+                pass
+    """,
+    # The same, then leave before the probe's own record is written.
+    "forge_and_exit": f"""
+        import os, sys, torch
+        for fd in map(int, os.listdir("/proc/self/fd")):
+            try:
+                if fd > 2 and os.readlink(f"/proc/self/fd/{{fd}}").startswith("pipe:"):
+                    os.write(fd, b'{FORGED}\\t' + b'0' * 64 + b'\\n')
+            except OSError:
+                pass
+        sys.stdout.write(open("results.json").read()); sys.stdout.flush(); os._exit(0)
+    """,
+    # Take the probe's import hook out before importing torch, then train unseen.
+    "bypass_finder": """
+        import sys
+        sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "Finder"]
+        import torch
+        model = torch.nn.Linear(2, 1); opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.ones(1, 2)).sum().backward(); opt.step()
+    """,
+}
+
+
+def _workspace(tmp_path: Path, attack: str) -> Path:
+    folder = experiment_workspace("replication_shipped", tmp_path / "ws")
+    (folder / "load.py").write_text(textwrap.dedent(ATTACKS[attack]) + PRINT_CLAIM)
+    return folder
+
+
+@needs_sandbox_and_torch
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_an_attacked_probe_never_reads_as_trained(capsys, tmp_path: Path, attack: str) -> None:
+    folder = _workspace(tmp_path, attack)
+    main(["audit", str(folder / "answer.txt"), "--rerun", "--device", "cpu", "--format", "json", "--quiet"])
+    result = json.loads(capsys.readouterr().out)["results"][0]
+    seen = result["rerun"]["activity"]
+    assert seen["status"] in ("not observed", "no training"), seen
+    r808 = [f for f in result["findings"] if f["rule"] == "R808"]
+    assert len(r808) == 1
+    if seen["status"] == "no training":
+        assert r808[0]["severity"] == "error"
+
+
+def test_no_torch_is_not_observed_and_costs_no_import(tmp_path: Path) -> None:
+    """The probe outside the sandbox (a pipe pair like the supervisor's): a script without torch imports none."""
+    import os
+
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import sys, random\nrandom.seed(3)\nprint(sorted(m for m in ('torch', 'numpy') if m in sys.modules))\n"
+    )
+    token_read, token_write = os.pipe()
+    os.write(token_write, b"k" * 32)
+    os.close(token_write)
+    record_read, record_write = os.pipe()
+    env = {"AUDITOR_PROBE": f"{token_read},{record_write},5", "PATH": os.environ["PATH"]}
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", HOOK, str(script)],
+        pass_fds=(token_read, record_write),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    os.close(record_write)
+    line = os.read(record_read, 65536)
+    assert done.stdout.strip() == "[]"
+    payload = json.loads(line.split(b"\t")[0])
+    assert payload["seeds_set"] == [{"call": "random.seed", "seed": 3, "used": 8}]
+    said = activity({"status": "ok", "record": payload})
+    assert said["status"] == "not observed" and "never imported" in said["why"]
+
+
+def test_workspace_cannot_shadow_the_probe(tmp_path: Path) -> None:
+    """A sitecustomize.py, usercustomize.py or .pth in the workspace never runs before the probe (-I)."""
+    (tmp_path / "sitecustomize.py").write_text("raise SystemExit('shadowed')\n")
+    (tmp_path / "usercustomize.py").write_text("raise SystemExit('shadowed')\n")
+    (tmp_path / "evil.pth").write_text("import sys; sys.exit('shadowed')\n")
+    (tmp_path / "run.py").write_text("import sys; print(sys.meta_path[0].__class__.__name__)\n")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", HOOK, "run.py"], env=env, capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "Finder", done.stderr
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs a GPU (the probe counts cuda devices)")
+@needs_sandbox_and_torch
+def test_cuda_runs_use_the_same_probe(capsys, tmp_path: Path) -> None:
+    folder = experiment_workspace("replication_shipped", tmp_path / "ws")
+    (folder / "load.py").write_text(
+        "import torch\nm = torch.nn.Linear(2, 1).cuda()\nm(torch.ones(1, 2, device='cuda')).sum().backward()\n"
+        + PRINT_CLAIM
+    )
+    main(["audit", str(folder / "answer.txt"), "--rerun", "--device", "cuda", "--format", "json", "--quiet"])
+    seen = json.loads(capsys.readouterr().out)["results"][0]["rerun"]["activity"]
+    assert seen["status"] == "trained" and any(d.startswith("cuda") for d in seen["devices"])
