@@ -11,7 +11,7 @@ from typing import Any
 
 from auditor.answer.model import arm_view
 from auditor.answer.schema import Models, check_document
-from auditor.context import AuditContext
+from auditor.context import AuditContext, rounding_of
 from auditor.errors import AuditorError
 from auditor.extracts import cross_facts, figure_data
 from auditor.files.paths import STDIN
@@ -33,19 +33,6 @@ def finish(source: str, findings: list[Finding], options: AuditOptions, **kwargs
     (:mod:`auditor.result`); ``kwargs`` are the result's other fields."""
     kept, status = settle(select(findings, options), options, auditable=kwargs.get("recomputed") is not None)
     return AuditResult(source=source, status=status, findings=kept, **kwargs)
-
-
-def _claimed_summary(ctx: AuditContext) -> dict[str, Any]:
-    c = ctx.report.comparison
-    return {
-        "n_pairs": c.n_pairs,
-        "delta_mean": c.delta_mean,
-        "idea_wins": c.idea_wins,
-        "p_value": c.p_value,
-        "mde": c.mde,
-        "mde_rel_pct": c.mde_rel_pct,
-        "verdict": c.verdict,
-    }
 
 
 def build_context(
@@ -78,6 +65,9 @@ def build_context(
         except NonFiniteStatistics as exc:  # the schema's bound on per-seed values prevents this
             message = f"{exc}; the paired statistics were not recomputed"
             problems.append(S201.finding(message, pointer=baseline.stats_pointer + "/per_seed"))
+    rounding = None if recomputed is None else rounding_of(recomputed, baseline, idea, report, options)
+    if rounding is not None:
+        recomputed = rounding.recomputed  # of the most precise differences the answer gives
     ctx = AuditContext(
         document=document,
         answer=answer,
@@ -86,6 +76,7 @@ def build_context(
         baseline=baseline,
         idea=idea,
         recomputed=recomputed,
+        rounding=rounding,
         options=options,
     )
     return ctx, problems
@@ -158,7 +149,7 @@ def audit_document(
         findings,
         options,
         recomputed=recomputed,
-        claimed=_claimed_summary(ctx),
+        claimed=ctx.claimed_summary(),
         rerun=rerun_record,
         cross=cross_facts(ctx),
         figures=figure_data(ctx) if options.figure_data else None,

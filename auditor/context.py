@@ -26,10 +26,12 @@ class AuditContext:
     ``document`` is the JSON object as written (after NaN/Infinity were
     rejected); ``answer`` is None when the input was a bare bench report.
     ``report_pointer`` is ``"/bench_report"`` or ``""`` for a bare report.
-    ``recomputed`` is None when the arms cannot be paired (A301 explains why).
-    It is given as the statistics of the per-seed values; from then on it is
-    :attr:`rounding`'s, of the most precise differences the answer gives
-    (its own ``per_seed_diffs`` when they agree with rounded per-seed values).
+    ``recomputed`` is None when the arms cannot be paired (A301 explains why);
+    it is :attr:`rounding`'s, of the most precise differences the answer gives
+    (its own ``per_seed_diffs`` when they agree with rounded per-seed values),
+    so every rule and the output read one recomputation.  ``rounding`` holds the
+    intervals of the statistics of the printed per-seed values (None exactly
+    when ``recomputed`` is).
     """
 
     document: dict[str, Any]
@@ -39,12 +41,21 @@ class AuditContext:
     baseline: ArmView
     idea: ArmView
     recomputed: Recomputed | None
+    rounding: Rounding | None
     options: AuditOptions
 
-    def __post_init__(self) -> None:
-        # Chosen once, here, so that every rule and the output read one recomputation.
-        if self.recomputed is not None:
-            object.__setattr__(self, "recomputed", self.rounding.recomputed)  # type: ignore[union-attr]
+    def claimed_summary(self) -> dict[str, Any]:
+        """The comparison's claimed statistics, as a result keeps them beside the recomputed ones."""
+        c = self.report.comparison
+        return {
+            "n_pairs": c.n_pairs,
+            "delta_mean": c.delta_mean,
+            "idea_wins": c.idea_wins,
+            "p_value": c.p_value,
+            "mde": c.mde,
+            "mde_rel_pct": c.mde_rel_pct,
+            "verdict": c.verdict,
+        }
 
     def pointer(self, *tokens: str | int) -> str:
         """Pointer into the bench report: ``ctx.pointer("comparison", "p_value")``."""
@@ -121,29 +132,6 @@ class AuditContext:
         return texts
 
     @cached_property
-    def rounding(self) -> Rounding | None:
-        """The intervals of the statistics of the printed per-seed values, and the differences they are
-        recomputed from (None: nothing recomputed).  Built in ``__post_init__``, from the per-seed values'
-        recomputation."""
-        r = self.recomputed
-        if r is None:
-            return None
-        from auditor.stats.rounding import Rounding
-
-        o = self.options
-        return Rounding(
-            self.baseline.per_seed,
-            self.idea.per_seed,
-            r,
-            lower_is_better=self.lower_is_better,
-            alpha=o.alpha,
-            exact_max_n=o.exact_max_n,
-            resamples=o.resamples,
-            seed=o.random_seed,
-            claimed_diffs=self.report.comparison.per_seed_diffs,
-        )
-
-    @cached_property
     def printed_p_band(self) -> PBand | None:
         """The p range the per-seed values as printed allow (:attr:`Rounding.p_band`), when they are printed
         coarser than computed; None when they are not (the recomputed band then decides the verdict)."""
@@ -177,3 +165,23 @@ class AuditContext:
             assumed_resamples=self.options.mc_resamples,
             randomized=self.says_randomized,
         )
+
+
+def rounding_of(
+    recomputed: Recomputed, baseline: ArmView, idea: ArmView, report: BenchReport, options: AuditOptions
+) -> Rounding:
+    """The intervals of the statistics of the printed per-seed values, and the recomputation of the most
+    precise differences the answer gives (:mod:`auditor.stats.rounding`)."""
+    from auditor.stats.rounding import Rounding
+
+    return Rounding(
+        baseline.per_seed,
+        idea.per_seed,
+        recomputed,
+        lower_is_better=report.lower_is_better,
+        alpha=options.alpha,
+        exact_max_n=options.exact_max_n,
+        resamples=options.resamples,
+        seed=options.random_seed,
+        claimed_diffs=report.comparison.per_seed_diffs,
+    )

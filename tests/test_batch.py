@@ -272,7 +272,7 @@ def test_resume_round_trips_results(tmp_path) -> None:
 
     out = tmp_path / "r.jsonl"
     out.write_text("".join(result_line(r) for r in results), encoding="utf-8")
-    done = resume_from(out)
+    done = resume_from(out, accept=lambda line, parse: parse(line))  # the test wrote the file
     assert [done[os.path.normpath(r.source)] for r in results] == results
 
 

@@ -326,7 +326,8 @@ def _with_arrays(baseline: list[float], idea: list[float], lower: bool) -> dict:
     return document
 
 
-@FUZZ
+# Each example is a whole audit (up to 40 seeds): 600 cover the array kinds and sizes `paired` draws.
+@settings(FUZZ, max_examples=600)
 @given(FLOATS, SEED)
 def test_recomputation_on_random_arrays(drawn: float, seed: int) -> None:
     baseline, idea = paired([drawn], seed)

@@ -214,8 +214,7 @@ class _Streamed(NamedTuple):
     """A result of a jsonl run as the worker that audited it sends it back (:func:`_ready_to_stream`)."""
 
     line: str  # its jsonl line
-    kept: AuditResult  # what the run keeps of it (_kept_after_streaming)
-    sha256: str | None = None  # of the transcript's bytes, which the line's "resume" member binds it to
+    kept: AuditResult  # what the run keeps of it (_kept_after_streaming), its transcript's sha256 too
 
 
 def _ready_to_stream(result: AuditResult, options: AuditOptions) -> AuditResult | _Streamed:
@@ -230,7 +229,7 @@ def _ready_to_stream(result: AuditResult, options: AuditOptions) -> AuditResult 
         line = result_line(result)
     except (TypeError, ValueError):  # a value the contract refuses: the parent meets it as it always did
         return result
-    return _Streamed(line, _kept_after_streaming(result, options), result.transcript_sha256)
+    return _Streamed(line, _kept_after_streaming(result, options))
 
 
 def _shared_again(kept: AuditResult) -> AuditResult:
@@ -317,7 +316,7 @@ def run_session(
         def handle(result: AuditResult | _Streamed) -> AuditResult:
             if isinstance(result, _Streamed):
                 # Streamed: a jsonl run.
-                stream.write_line(result.line, result.kept.source, result.sha256)  # type: ignore[union-attr]
+                stream.write_line(result.line, result.kept.source, result.kept.transcript_sha256)  # type: ignore[union-attr]
                 return _shared_again(result.kept)
             if result.status is Status.SKIPPED:
                 return result

@@ -63,13 +63,13 @@ def _parse_line(line: str) -> AuditResult | None:
 
 
 def resume_from(
-    path: str | Path, accept: Callable[[str, Callable[[str], AuditResult | None]], AuditResult | None] | None = None
+    path: str | Path, *, accept: Callable[[str, Callable[[str], AuditResult | None]], AuditResult | None]
 ) -> dict[str, AuditResult]:
     """Results already in a jsonl file, by normalised source (:func:`auditor.files.paths.key`).
 
     ``accept(line, parse)`` decides which recorded lines count (the command line's
-    :class:`auditor.batch.resume.Resumable` checks each line's ``resume`` member); without it every
-    complete result line does, for a file the caller wrote itself.  The file is rewritten
+    :class:`auditor.batch.resume.Resumable` checks each line's ``resume`` member); it is required, so
+    that no caller trusts a file's lines by default.  The file is rewritten
     (atomically, with its permissions) with only the lines that count, one per source: a line
     cut short by an interrupt, a line not trusted and the summary line of an earlier run go,
     so appending the rest yields no duplicates.  The file must be a regular file of the
@@ -85,7 +85,7 @@ def resume_from(
     done: dict[str, AuditResult] = {}
     kept: dict[str, str] = {}
     for line in text.split("\n"):  # not splitlines(): U+2028 in a source name is no line end
-        result = _parse_line(line) if accept is None else accept(line, _parse_line)
+        result = accept(line, _parse_line)
         if result is not None:
             source = key(result.source)
             done[source], kept[source] = result, line
