@@ -18,7 +18,7 @@ import pytest
 from conftest import experiment_workspace, needs_sandbox_and_torch
 
 from auditor.cli import main
-from auditor.rerun.probe import HOOK, activity
+from auditor.rerun.probe import HOOK, activity, key_pipe_bytes, probed_argv
 
 PRINT_CLAIM = 'print(open("results.json").read())\n'
 FORGED = (
@@ -97,31 +97,47 @@ def test_an_attacked_probe_never_reads_as_trained(capsys, tmp_path: Path, attack
         assert r808[0]["severity"] == "error"
 
 
-def test_no_torch_is_not_observed_and_costs_no_import(tmp_path: Path) -> None:
-    """The probe outside the sandbox (a pipe pair like the supervisor's): a script without torch imports none."""
+def _probed(
+    tmp_path: Path, script: str, env: dict[str, str], *, offset: int = 5, source: bytes | None = None
+) -> tuple[subprocess.CompletedProcess[str], bytes]:
+    """``script`` under the probe's real command outside the sandbox, with key and record pipes like the supervisor's.
+
+    ``source``: what the key pipe holds before the key (the probe's source unless given).
+    """
     import os
 
+    token_read, token_write = os.pipe()
+    os.write(token_write, key_pipe_bytes(HOOK.encode("utf-8") if source is None else source, b"k" * 32))
+    os.close(token_write)
+    record_read, record_write = os.pipe()
+    env = {**env, "AUDITOR_PROBE": f"{token_read},{record_write},{offset}"}
+    try:
+        done = subprocess.run(
+            probed_argv(sys.executable, script, []),
+            pass_fds=(token_read, record_write),
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+            timeout=60,
+        )
+    finally:
+        os.close(token_read)
+        os.close(record_write)
+    line = os.read(record_read, 65536)
+    os.close(record_read)
+    return done, line
+
+
+def test_no_torch_is_not_observed_and_costs_no_import(tmp_path: Path) -> None:
+    """A script without torch imports none, and its seeds are still shifted and recorded."""
     script = tmp_path / "plain.py"
     script.write_text(
         "import sys, random\nrandom.seed(3)\nprint(sorted(m for m in ('torch', 'numpy') if m in sys.modules))\n"
     )
-    token_read, token_write = os.pipe()
-    os.write(token_write, b"k" * 32)
-    os.close(token_write)
-    record_read, record_write = os.pipe()
-    env = {"AUDITOR_PROBE": f"{token_read},{record_write},5", "PATH": os.environ["PATH"]}
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", HOOK, str(script)],
-        pass_fds=(token_read, record_write),
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-    )
-    os.close(record_write)
-    line = os.read(record_read, 65536)
-    assert done.stdout.strip() == "[]"
+    done, line = _probed(tmp_path, str(script), {"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
     payload = json.loads(line.split(b"\t")[0])
     assert payload["seeds_set"] == [{"call": "random.seed", "seed": 3, "used": 8}]
     said = activity({"status": "ok", "record": payload})
@@ -129,16 +145,64 @@ def test_no_torch_is_not_observed_and_costs_no_import(tmp_path: Path) -> None:
 
 
 def test_workspace_cannot_shadow_the_probe(tmp_path: Path) -> None:
-    """A sitecustomize.py, usercustomize.py or .pth in the workspace never runs before the probe (-I)."""
-    (tmp_path / "sitecustomize.py").write_text("raise SystemExit('shadowed')\n")
-    (tmp_path / "usercustomize.py").write_text("raise SystemExit('shadowed')\n")
+    """A sitecustomize.py, usercustomize.py, .pth or os.py in the workspace never runs before the probe (-I)."""
+    for name in ("sitecustomize.py", "usercustomize.py", "os.py", "hashlib.py"):
+        (tmp_path / name).write_text("raise SystemExit('shadowed')\n")
     (tmp_path / "evil.pth").write_text("import sys; sys.exit('shadowed')\n")
     (tmp_path / "run.py").write_text("import sys; print(sys.meta_path[0].__class__.__name__)\n")
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "HOME": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", HOOK, "run.py"], env=env, capture_output=True, text=True, cwd=tmp_path, check=False
-    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "HOME": str(tmp_path), "PYTHONSTARTUP": "run.py"}
+    done, line = _probed(tmp_path, "run.py", env)
     assert done.returncode == 0 and done.stdout.strip() == "Finder", done.stderr
+    assert json.loads(line.split(b"\t")[0])["tampered"] == []
+
+
+def test_the_command_line_holds_a_short_bootstrap_not_the_probe(tmp_path: Path) -> None:
+    """``ps`` shows a few fixed lines: the probe's source comes through the key pipe, which is closed by then."""
+    import os
+
+    (tmp_path / "run.py").write_text(
+        textwrap.dedent(
+            """
+            import os
+            argv = open("/proc/self/cmdline", "rb").read().split(b"\\0")
+            pipes = 0
+            for fd in map(int, os.listdir("/proc/self/fd")):
+                try:
+                    pipes += fd > 2 and os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+                except OSError:
+                    pass
+            print(sum(map(len, argv)), pipes, "AUDITOR_PROBE" in os.environ)
+            """
+        )
+    )
+    argv = probed_argv(sys.executable, "run.py", ["--seed", "1"])
+    assert argv[:3] == [sys.executable, "-I", "-c"] and argv[4:] == ["run.py", "--seed", "1"]
+    assert len(argv[3]) < 800 and "hmac" not in argv[3] and HOOK not in " ".join(argv)
+    done, line = _probed(tmp_path, "run.py", {"PATH": "/usr/bin:/bin"})
+    length, pipes, leaked = done.stdout.split()
+    # The script sees the bootstrap, not the probe; the key pipe is closed and the probe's variable gone.
+    # (The record's channel stays open: the probe writes it at exit, signed with the key it read.)
+    assert int(length) < 800 + len(sys.executable) + 40, done.stdout
+    assert (int(pipes), leaked) == (1, "False"), done.stdout
+    assert line.endswith(b"\n") and os.path.exists(tmp_path / "run.py")
+
+
+def test_without_the_probes_source_the_script_never_runs(tmp_path: Path) -> None:
+    """No pipe, or a source cut short: the bootstrap stops before the script (never an unprobed run)."""
+    (tmp_path / "run.py").write_text("open('ran', 'w').write('yes')\n")
+    bare = subprocess.run(
+        probed_argv(sys.executable, "run.py", []),
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert bare.returncode != 0 and "did not arrive" in bare.stderr
+    cut = HOOK.encode("utf-8")
+    done, line = _probed(tmp_path, "run.py", {"PATH": "/usr/bin:/bin"}, source=b"%08d" % (len(cut) + 1000) + cut)
+    assert done.returncode != 0 and not line
+    assert not (tmp_path / "ran").exists()
 
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs a GPU (the probe counts cuda devices)")

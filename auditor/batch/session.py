@@ -240,19 +240,19 @@ def _shared_again(kept: AuditResult) -> AuditResult:
     return kept.with_claimed({k: shared(v) for k, v in kept.claimed.items()})
 
 
-def _placed(
-    before: Sequence[AuditResult], after: Sequence[AuditResult], path_of: dict[str, str], settings: Settings
-) -> list[AuditResult]:
-    """``after`` with the findings the cross-answer pass added placed at their lines, each transcript
-    read again (the audit keeps no text); one whose bytes changed since its audit keeps them unplaced."""
+def _place_late_findings(
+    before: Sequence[AuditResult], after: list[AuditResult], path_of: dict[str, str], settings: Settings
+) -> None:
+    """Place the findings the cross-answer pass added at their lines, in ``after``, each transcript
+    read again (the audit keeps no text); one whose bytes changed since its audit keeps them unplaced.
+    In place: each unplaced copy is freed as its placed one replaces it (a batch's peak memory)."""
     from auditor.audit import place_findings
 
-    return [
-        new
-        if new is old
-        else place_findings(path_of.get(key(new.source), new.source), new, settings.options_for(new.source))
-        for old, new in zip(before, after, strict=True)
-    ]
+    for index, (old, new) in enumerate(zip(before, after, strict=True)):
+        if new is not old:
+            after[index] = place_findings(
+                path_of.get(key(new.source), new.source), new, settings.options_for(new.source)
+            )
 
 
 def _late_findings(before: Sequence[AuditResult], after: Sequence[AuditResult]) -> list[tuple[str, Finding]]:
@@ -355,7 +355,7 @@ def run_session(
             alpha=settings.options.alpha,
             keep=known.new_findings if known is not None else (lambda findings, source: findings),
         )
-        results = _placed(audited, results, {k: p for k, p in zip(keys, paths)}, settings)
+        _place_late_findings(audited, results, {k: p for k, p in zip(keys, paths)}, settings)
         # The Run cleans agent text for display; the baseline fingerprints the findings as found.
         run = Run(
             tuple(results),

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from auditor.formats.html_data import ChartInputs, rerun_arms
+from auditor.formats import charts_replication
+from auditor.formats.html_data import ChartInputs, ReplicationArms, replication_arms, rerun_arms
 
 # Colour-blind-safe pair (Okabe-Ito) plus distinct marker shapes: never colour alone.
 WIN = {"color": "#0072B2", "marker": "o", "label": "idea wins"}
@@ -188,7 +189,8 @@ def _subset_note(shown: int, n: int) -> str:
 
 
 def paired_chart(data: ChartInputs, rerun: dict[str, Any] | None, chart_id: str) -> Chart:
-    """Baseline and idea of each seed joined by a line; wins and losses by colour and marker."""
+    """Baseline and idea of each seed joined by a line; wins and losses by colour and marker; the rerun's
+    and the replication's (fresh seeds, :mod:`.charts_replication`) in columns of their own."""
     with style(chart_id):
         fig, ax = new_axes()
         d_all = data.idea - data.baseline
@@ -225,6 +227,13 @@ def paired_chart(data: ChartInputs, rerun: dict[str, Any] | None, chart_id: str)
                         label=o["label"] if x1 == 1 else None,
                     )
         labels = ["baseline", "idea"] + (["rerun\nbaseline", "rerun\nidea"] if again is not None else [])
+        replication = replication_arms(rerun)
+        if replication is not None:
+            fresh = drawn_seeds(replication.idea.size)
+            fresh_d = replication.idea[fresh] - replication.baseline[fresh]
+            colours = [o["color"] for o in _outcomes(fresh_d, data.lower_is_better)]
+            charts_replication.draw_paired(ax, replication, len(labels), fresh, colours)
+            labels += ["replication\nbaseline", "replication\nidea"]
         ax.set_xticks(range(len(labels)), labels)
         ax.set_xlim(-0.3, len(labels) - 0.7)
         ax.set_ylabel(f"metric ({_direction(data.lower_is_better)})")
@@ -238,6 +247,8 @@ def paired_chart(data: ChartInputs, rerun: dict[str, Any] | None, chart_id: str)
         title += _subset_note(shown.size, d_all.size)
         if again is not None:
             title += "; rerun hollow, dashed"
+        if replication is not None:
+            title += charts_replication.title_note(replication)
         ax.set_title(wrap_title(title))
         return to_svg(fig, title, chart_id)
 
@@ -262,8 +273,10 @@ def wrap_title(title: str, width: int = 56) -> str:
     return "\n".join(textwrap.wrap(title, width)) or title
 
 
-def differences_chart(data: ChartInputs, recomputed: dict[str, Any], chart_id: str) -> Chart:
-    """Per-seed differences with their mean, the 95% interval (the MDE) and zero."""
+def differences_chart(
+    data: ChartInputs, recomputed: dict[str, Any], chart_id: str, replication: ReplicationArms | None = None
+) -> Chart:
+    """Per-seed differences with their mean, the 95% interval (the MDE) and zero; the replication's beside them."""
     with style(chart_id):
         fig, ax = new_axes()
         d_all = data.idea - data.baseline
@@ -282,6 +295,9 @@ def differences_chart(data: ChartInputs, recomputed: dict[str, Any], chart_id: s
             mask = np.array([x is o for x in outcomes])
             if mask.any():
                 ax.scatter(seeds[mask], d[mask], s=22, marker=o["marker"], color=o["color"], zorder=3, label=o["label"])
+        if replication is not None:
+            fresh_mean = float((replication.idea - replication.baseline).mean())
+            charts_replication.draw_differences(ax, replication, drawn_seeds(replication.idea.size), _fmt(fresh_mean))
         if d_all.size <= 20:
             ax.set_xticks(seeds)
         ax.set_xlabel("seed")
@@ -294,6 +310,8 @@ def differences_chart(data: ChartInputs, recomputed: dict[str, Any], chart_id: s
                 f" ± {_fmt(mde)} (95%)" if isinstance(mde, (int, float)) and mde else " (no interval: under 2 seeds)"
             )
             title = f"Per-seed differences: mean {_fmt(mean)}{interval}" + _subset_note(seeds.size, d_all.size)
+        if replication is not None:
+            title += charts_replication.title_note(replication)
         ax.set_title(wrap_title(title))
         return to_svg(fig, title, chart_id)
 
@@ -428,7 +446,7 @@ def transcript_charts(index: int, data: ChartInputs, result: Any) -> list[Chart]
     recomputed, claimed = result.recomputed or {}, result.claimed or {}
     return [
         paired_chart(data, result.rerun, f"c{index}-paired"),
-        differences_chart(data, recomputed, f"c{index}-diff"),
+        differences_chart(data, recomputed, f"c{index}-diff", replication_arms(result.rerun)),
         null_chart(data, recomputed, claimed, f"c{index}-null"),
         sweep_chart(data, f"c{index}-sweep"),
     ]

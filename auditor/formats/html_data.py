@@ -92,3 +92,41 @@ def rerun_arms(rerun: dict[str, Any] | None, n: int) -> tuple[np.ndarray, np.nda
             return None
         arms.append(np.asarray(values, dtype=np.float64))
     return arms[0], arms[1]
+
+
+@dataclass(frozen=True)
+class ReplicationArms:
+    """The replication's per-seed values (``rerun.replication``, ``--replicate``): fresh seeds, shifted by ``offset``."""
+
+    baseline: np.ndarray
+    idea: np.ndarray
+    offset: int | None
+    replicated: bool | None
+
+    @property
+    def label(self) -> str:
+        """The legend's words: which seeds these are."""
+        return f"replication, seeds +{self.offset}" if self.offset is not None else "replication, fresh seeds"
+
+
+def replication_arms(rerun: dict[str, Any] | None) -> ReplicationArms | None:
+    """The replication's paired per-seed values when it recorded as many finite ones for each arm (at least one)."""
+    replication = rerun.get("replication") if isinstance(rerun, dict) else None
+    if not isinstance(replication, dict):
+        return None
+    arms = []
+    for name in ("baseline", "idea"):
+        values = replication.get(name)
+        if not isinstance(values, list) or not values or not all(is_number(v) and math.isfinite(v) for v in values):
+            return None
+        arms.append(np.asarray(values, dtype=np.float64))
+    if arms[0].size != arms[1].size:
+        return None
+    offset = replication.get("seed_offset")
+    replicated = replication.get("replicated")
+    return ReplicationArms(
+        baseline=arms[0],
+        idea=arms[1],
+        offset=offset if isinstance(offset, int) and not isinstance(offset, bool) else None,
+        replicated=replicated if isinstance(replicated, bool) else None,
+    )

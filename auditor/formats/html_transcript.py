@@ -15,7 +15,7 @@ import numpy as np
 
 from auditor.findings import Severity
 from auditor.formats import display, disputed, same_claim
-from auditor.formats.html_data import ChartInputs, rerun_arms
+from auditor.formats.html_data import ChartInputs, replication_arms, rerun_arms
 from auditor.parse.strings import shorten
 from auditor.result import AuditResult
 
@@ -132,6 +132,10 @@ def seed_table(data: ChartInputs, rerun: dict[str, Any] | None) -> str:
     head = ["seed", "baseline", "idea", "idea − baseline", "outcome"]
     if again is not None:
         head += ["rerun baseline", "rerun idea"]
+    fresh = replication_arms(rerun)
+    fresh = fresh if fresh is not None and fresh.idea.size == d.size else None  # the same seeds, shifted
+    if fresh is not None:
+        head += [f"{fresh.label}: baseline", f"{fresh.label}: idea"]
     rows = []
     for i in range(min(d.size, MAX_TABLE_SEEDS)):
         outcome = "= tie" if d[i] == 0 else "● win" if better[i] else "▼ loss"
@@ -139,6 +143,8 @@ def seed_table(data: ChartInputs, rerun: dict[str, Any] | None) -> str:
         cells.append(outcome)
         if again is not None:
             cells += [_float(again[0][i]), _float(again[1][i])]
+        if fresh is not None:
+            cells += [_float(fresh.baseline[i]), _float(fresh.idea[i])]
         rows.append("<tr>" + "".join(f'<td class="num">{escape(c)}</td>' for c in cells) + "</tr>")
     direction = "lower is better" if data.lower_is_better else "higher is better"
     listed = f", the first {MAX_TABLE_SEEDS:,} listed" if d.size > MAX_TABLE_SEEDS else ""

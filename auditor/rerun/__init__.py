@@ -24,9 +24,7 @@ values and the statistics recomputed from them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 from auditor.findings import Finding
@@ -35,7 +33,6 @@ from auditor.parse.strings import plural
 from auditor.rerun import cache, compare, probe, probe_memo, replication, sandbox
 from auditor.rerun.command import Command, CommandRefused, parse_how_to_run
 from auditor.rerun.device import (
-    Device,
     DeviceUnavailable,
     Interpreter,
     choose_device,
@@ -46,7 +43,9 @@ from auditor.rerun.device import (
 )
 from auditor.rerun.failure import failure_finding, with_tail
 from auditor.rerun.record import RerunRecord
+from auditor.rerun.runs import Progress, Run, claimed_report, outcome, replicate, rerun_report
 from auditor.rerun.sandbox import Outcome, SandboxUnavailable
+from auditor.rerun.spec import MemoryResource
 from auditor.rerun.workspace import (
     REPORT_NAME,
     Workspace,
@@ -59,8 +58,6 @@ from auditor.rerun.workspace import (
 from auditor.rules.rerun import R801, R802, R806, R807
 
 __all__ = ["DeviceUnavailable", "RerunRecord", "SandboxUnavailable", "run_and_compare"]
-
-Progress = Callable[[str], None]
 
 
 def run_and_compare(
@@ -189,7 +186,7 @@ def _execute(
             )
         ], record
     try:  # the stage is only read (the supervisor copies it into the sandbox): a replication reuses it
-        run = _Run(
+        run = Run(
             python,
             argv,
             probe.probed_argv(python, command.script, command.args),
@@ -201,51 +198,21 @@ def _execute(
         )
         # What was run on, hashed once: the cache's key and the record's (and an attestation's) subjects.
         staged = cache.file_digests(stage, [n for n in ws.files if n != REPORT_NAME])
-        outcome, cached = _outcome(run, staged, rerun, say)
-        record = replace(_with_outcome(record, outcome, limits, bwrap, cached), files=tuple(staged))
-        record = replace(record, activity=probe.activity(outcome.activity))
-        if not outcome.ok:
-            return [failure_finding(outcome, limits, bwrap)], record
+        done, cached = outcome(run, staged, rerun, say)
+        activity = probe.activity(done.activity)
+        record = replace(_with_outcome(record, done, limits, bwrap, cached), files=tuple(staged), activity=activity)
+        if not done.ok:
+            return [failure_finding(done, limits, bwrap)], record
         say("rerun: comparing the regenerated report with the claim")
-        found, record = _compare(document, outcome, rerun, options, record)
-        seen = replication.activity_finding(record.activity)
+        found, record = _compare(document, done, rerun, options, record)
+        seen = replication.activity_finding(activity)
         found += [seen] if seen is not None else []
         if rerun.replicate and record.baseline is not None:
-            more, record = _replicate(document, outcome, run, staged, rerun, options, record, say)
+            more, record = replicate(document, done, run, staged, rerun, options, record, say)
             found += more
         return found, record
     finally:
         remove_copy(stage)
-
-
-def _replicate(
-    document: dict,
-    first: Outcome,
-    run: _Run,
-    staged: list[tuple[str, int, str]],
-    rerun: RerunOptions,
-    options: AuditOptions,
-    record: RerunRecord,
-    say: Progress,
-) -> tuple[list[Finding], RerunRecord]:
-    """The second run, every seed shifted (``--replicate``): R809, R810 and the ``replication`` object."""
-    offset = rerun.replicate_offset if rerun.replicate_offset is not None else replication.draw_offset()
-    say(f"rerun: replicating on fresh seeds (every seed shifted by {offset})")
-    outcome, cached = _outcome(run, staged, rerun, say, offset)
-    seen = probe.activity(outcome.activity)
-    shifted = seen["seeds_total"] if any(s["seed"] != s["used"] for s in seen["seeds_set"]) else 0
-    report, source = _rerun_report(outcome, options) if outcome.ok else (None, "")
-    first_report, _ = _rerun_report(first, options)
-    claimed = document.get("bench_report") if isinstance(document.get("bench_report"), dict) else {}
-    if not outcome.ok:
-        why = failure_finding(outcome, run.limits, run.bwrap).message
-        found, out = replication.unusable(offset, f"the replication failed: {why[:300]}", shifted)
-    elif report is None or first_report is None:
-        found, out = replication.unusable(offset, f"the replication's {REPORT_NAME} {source}", shifted)
-    else:
-        found, out = replication.judge_replication(claimed, first_report, report, offset, shifted, options)
-    out.update(seconds=round(outcome.seconds, 3), cached=cached, activity_status=seen["status"])
-    return found, replace(record, replication=out)
 
 
 def _interpreter(
@@ -265,61 +232,6 @@ def _interpreter(
     if rerun.use_cache:
         probe_memo.remember(folder, python, bwrap, interpreter, gpus)
     return interpreter
-
-
-@dataclass(frozen=True)
-class _Run:
-    """One experiment ready to run: the command on its staged copy, where and under what limits."""
-
-    python: str
-    argv: list[str]  # the command as recorded: python, script, arguments
-    probed: list[str]  # the command run: the same under the auditor's probe (auditor.rerun.probe)
-    stage: Path
-    device: Device
-    interpreter: Interpreter
-    limits: sandbox.Limits
-    bwrap: sandbox.Bubblewrap | None
-
-
-def _outcome(
-    run: _Run, staged: list[tuple[str, int, str]], rerun: RerunOptions, say: Progress, offset: int = 0
-) -> tuple[Outcome, bool]:
-    """The run's outcome, from the cache when an intact entry has its key; whether it came from there.
-
-    Without ``use_cache`` (``--no-cache``) the cache is neither read nor written: the experiment runs.
-    The key holds the probed command (the probe's source) and the seed offset: a replication is kept
-    apart from the first run, and each offset apart from the others.
-    """
-    folder = cache.entries_folder(rerun.cache_dir)
-    key = None
-    if rerun.use_cache:
-        key = cache.run_key(
-            staged,
-            [*run.probed, f"auditor-seed-offset={offset}"],
-            run.device.kind,
-            cache.interpreter_identity(run.python, run.interpreter.torch_version),
-            run.limits,
-            sandboxed=run.bwrap is not None,
-        )
-        stored = cache.load(folder, key)
-        if stored is not None:
-            say(f"rerun: {' '.join(run.argv[1:])} on {run.device.kind}: unchanged, taken from the cache")
-            return stored, True
-    experiment = sandbox.Experiment(
-        python=run.python,
-        command=run.probed,
-        stage=run.stage,
-        report_name=REPORT_NAME,
-        device_env=run.device.env,
-        device_nodes=run.device.device_nodes,
-        keep_paths=run.interpreter.paths,
-        probe_offset=offset,
-    )
-    say(f"rerun: running {' '.join(run.argv[1:])} on {run.device.kind} (timeout {rerun.timeout:g} s)")
-    outcome = sandbox.run(run.bwrap, experiment, run.limits)
-    if key is not None:
-        cache.store(folder, key, outcome)  # best effort: an unwritable cache never fails the audit
-    return outcome, False
 
 
 def _with_outcome(
@@ -343,7 +255,7 @@ def _with_outcome(
     )
 
 
-def _limits(rerun: RerunOptions, options: AuditOptions, memory_resource: str) -> sandbox.Limits:
+def _limits(rerun: RerunOptions, options: AuditOptions, memory_resource: MemoryResource) -> sandbox.Limits:
     return sandbox.Limits(
         timeout=rerun.timeout,
         memory_bytes=rerun.memory_bytes,
@@ -370,41 +282,22 @@ def _limits_record(
     }
 
 
-def _rerun_report(outcome: Outcome, options: AuditOptions) -> tuple[dict | None, str]:
-    """The regenerated report and where it came from, or (None, why there is none)."""
-    value, problem = (
-        compare.parse_json_bytes(outcome.report)
-        if outcome.report is not None
-        else (None, outcome.report_problem or "not written")
-    )
-    report = compare.as_report(value)
-    if report is not None:
-        return report, "file"
-    report = compare.report_from_stdout(outcome.stdout, options)
-    if report is not None:
-        return report, "stdout"
-    if problem is None:
-        problem = "holds no bench report (no baseline and idea)"
-    elif problem == "not written":
-        problem = "was not written and no report was printed on stdout"
-    return None, problem
-
-
 def _compare(
     document: dict, outcome: Outcome, rerun: RerunOptions, options: AuditOptions, record: RerunRecord
 ) -> tuple[list[Finding], RerunRecord]:
-    report, source = _rerun_report(outcome, options)
+    regenerated = rerun_report(outcome, options)
+    report = regenerated.report
     if report is None:
-        message = with_tail(f"the rerun exited 0 but {REPORT_NAME} {source}", outcome)
+        message = with_tail(f"the rerun exited 0 but {REPORT_NAME} {regenerated.problem}", outcome)
         return [R807.finding(message, pointer="/how_to_run")], record
-    claimed = document.get("bench_report") if isinstance(document.get("bench_report"), dict) else {}
+    claimed = claimed_report(document)
     claim_device = compare.claimed_device(document)
     rtol = compare.choose_rtol(rerun.rtol, claim_device, record.device)
     arms = [compare.compare_arm(arm, claimed, report, rtol) for arm in compare.ARMS]
     statistics = compare.rerun_statistics(claimed, report, options)
     verdict = statistics.verdict if statistics is not None else None
-    found = [compare.numbers_finding(c, rtol) for c in arms] + [compare.verdict_finding(claimed, verdict)]
-    found = [f for f in found if f is not None]
+    maybe = [compare.numbers_finding(c, rtol) for c in arms] + [compare.verdict_finding(claimed, verdict)]
+    found = [f for f in maybe if f is not None]
     baseline, _ = compare.arm_values(report, "baseline")
     idea, _ = compare.arm_values(report, "idea")
     record = replace(
@@ -413,7 +306,7 @@ def _compare(
         rtol=rtol,
         claimed_device=claim_device,
         verdict=verdict.value if verdict else None,
-        report_source=source,
+        report_source=regenerated.source,
         reproduced=not found,
         baseline=tuple(baseline) if baseline is not None else None,
         idea=tuple(idea) if idea is not None else None,

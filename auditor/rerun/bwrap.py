@@ -18,6 +18,7 @@ from auditor.rerun.spec import (
     UNSAFE_HINT,
     Bubblewrap,
     SandboxUnavailable,
+    UsernsMode,
 )
 from auditor.rerun.userns import pass_fds, pick_host_id, syscall_filter_fd, user_namespace
 
@@ -44,7 +45,9 @@ def find_bubblewrap() -> Bubblewrap:
     size, perms = "--size" in usage, "--perms" in usage
     filters = [True, False] if "--seccomp" in usage and seccomp.filter_program() is not None else [False]
     root = os.geteuid() == 0
-    modes = [("own", True), ("bwrap", False), ("none", True)] if root else [("bwrap", False), ("none", False)]
+    modes: list[tuple[UsernsMode, bool]] = (
+        [("own", True), ("bwrap", False), ("none", True)] if root else [("bwrap", False), ("none", False)]
+    )
     errors = []
     for userns, drop_root in modes:
         if drop_root and not perms:

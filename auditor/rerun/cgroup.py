@@ -36,6 +36,8 @@ import signal
 import time
 from dataclasses import dataclass, field
 
+from auditor.rerun.spec import CgroupVersion
+
 CGROUP_ROOT = "/sys/fs/cgroup"
 # The run's first process: joins the cgroups (writing 0 to cgroup.procs moves the writer), then
 # executes the run; a shell, as it starts in a millisecond or two (a Python interpreter: 20-50 ms).
@@ -72,7 +74,7 @@ class Usage:
 class RunCgroup:
     """The run's cgroup(s); ``version`` None when there are none (``note`` says why)."""
 
-    version: str | None = None
+    version: CgroupVersion | None = None
     memory_dir: str | None = None
     pids_dir: str | None = None
     memory_cap_bytes: int | None = None

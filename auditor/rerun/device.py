@@ -224,7 +224,7 @@ def _probe(
     gpus: bool = True,
 ) -> Interpreter:
     nodes = gpu_device_nodes()
-    resource = "DATA" if nodes else "AS"
+    resource: MemoryResource = "DATA" if nodes else "AS"
     base = limits or sandbox.Limits(timeout=PROBE_TIMEOUT_S, memory_bytes=8 * sandbox.GiB)
     limits = dataclasses.replace(base, timeout=PROBE_TIMEOUT_S, memory_resource=resource)
     folders = interpreter_folders(python)

@@ -71,6 +71,7 @@ from pathlib import Path
 
 from auditor.rerun import cgroup, seccomp
 from auditor.rerun.bwrap import bwrap_argv, find_bubblewrap, masked_dirs
+from auditor.rerun.probe import HOOK
 from auditor.rerun.spec import (
     CGROUP_HEADROOM_BYTES,
     LAUNCHER_TASKS,
@@ -166,6 +167,7 @@ def run(bwrap: Bubblewrap | None, experiment: Experiment, limits: Limits) -> Out
     inside_id = None if host_id is None else SANDBOX_UID if bwrap is not None and bwrap.userns == "own" else host_id
     run_cgroup = cgroup.create(memory_total_bytes(limits, bwrap, work_bytes), limits.max_processes + LAUNCHER_TASKS)
     try:
+        source_fd = _probe_source_fd() if experiment.probe_offset is not None else None
         read_end, write_end = os.pipe()
         try:
             with user_namespace(bwrap, host_id or 0) as userns_fd, syscall_filter_fd(bwrap) as filter_fd:
@@ -184,7 +186,9 @@ def run(bwrap: Bubblewrap | None, experiment: Experiment, limits: Limits) -> Out
                     # Unsandboxed, RLIMIT_NPROC would count the user's every process on the host.
                     "max_processes": limits.max_processes if bwrap else 0,
                     "keyctl": _keyctl_number(),
-                    "probe": None if experiment.probe_offset is None else {"offset": experiment.probe_offset},
+                    "probe": None
+                    if experiment.probe_offset is None
+                    else {"offset": experiment.probe_offset, "source_fd": source_fd},
                 }
                 argv = [experiment.python, "-I", "-S", "-c", SUPERVISOR, json.dumps(config), "--", *experiment.command]
                 launch_env = env
@@ -213,13 +217,15 @@ def run(bwrap: Bubblewrap | None, experiment: Experiment, limits: Limits) -> Out
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     start_new_session=True,
-                    pass_fds=pass_fds(write_end, userns_fd, filter_fd),
+                    pass_fds=pass_fds(write_end, userns_fd, filter_fd, source_fd),
                 )
         except BaseException:
             os.close(read_end)
             raise
         finally:
             os.close(write_end)
+            if source_fd is not None:
+                os.close(source_fd)
         outcome, keyring = watch(proc, start, read_end, limits, sandboxed=bwrap is not None, kill_rest=run_cgroup.kill)
     finally:
         usage = run_cgroup.close()
@@ -251,6 +257,23 @@ def memory_total_bytes(limits: Limits, bwrap: Bubblewrap | None, work_bytes: int
     """
     disks = work_bytes + 2 * limits.scratch_bytes if bwrap is not None else 0
     return limits.memory_bytes + disks + CGROUP_HEADROOM_BYTES
+
+
+def _probe_source_fd() -> int:
+    """A pipe's read end holding the probe's source (the supervisor reads it): the command only names it."""
+    source = HOOK.encode("utf-8")
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)  # the source (~15 KB) fits a pipe; a smaller pipe fails, never hangs
+    try:
+        written = os.write(write_end, source)
+    except BlockingIOError:
+        written = 0
+    finally:
+        os.close(write_end)
+    if written != len(source):
+        os.close(read_end)
+        raise SandboxUnavailable(f"the probe's source ({len(source)} bytes) does not fit in a pipe")
+    return read_end
 
 
 def _keyctl_number() -> int | None:

@@ -83,7 +83,7 @@ def clean_stale_stages(folder: str | None = None) -> list[str]:
     hour past its expected end.
     """
     folder = folder or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         entries = os.scandir(folder)
     except OSError:

@@ -30,9 +30,12 @@ followed by the report's bytes; or only ``AUDITOR-SETUP <error>`` when the
 sandbox itself could not be prepared.
 
 With a ``probe`` in the config (the experiment runs under the auditor's probe,
-:mod:`auditor.rerun.probe`), the supervisor makes a fresh random key and two
-pipes for the experiment: one holding the key, which the probe reads and closes
-before the script starts, and one for the probe's signed record.  After the
+:mod:`auditor.rerun.probe`), the supervisor reads the probe's source from the
+pipe the auditor passed (``source_fd``, closed at once), makes a fresh random
+key and two pipes for the experiment: one holding the probe's source and then
+the key (the command's fixed bootstrap reads the source and runs it; the probe
+reads the key and closes the pipe before the script starts), and one for the
+probe's signed record.  After the
 experiment it checks that record (exactly one line, signed with the key) and
 says ``AUDITOR-ACTIVITY <json>`` (between EXIT and REPORT): ``{"status": "ok",
 "record": {...}}``, or ``"missing"``/``"invalid"`` with ``why``.
@@ -67,6 +70,7 @@ def main() -> None:
         keyring = _fresh_keyring(config.get("keyctl"))
         os.chdir(config["work"])
         os.set_inheritable(channel.fileno(), False)
+        probe = _Probe(config["probe"]) if config.get("probe") is not None else None
     except Exception as exc:  # noqa: BLE001 -- any failure here is the sandbox's, not the experiment's
         _send(channel, f"AUDITOR-SETUP {type(exc).__name__}: {exc}", b"")
         os._exit(SETUP_FAILED)
@@ -75,7 +79,6 @@ def main() -> None:
         # bubblewrap's child set its parent-death signal, which nothing else then delivers;
         # an experiment nobody watches (no timeout, no comparison) is never started.
         os._exit(SETUP_FAILED)
-    probe = _Probe(config["probe"]) if config.get("probe") is not None else None
     status = _run(command, probe)
     if os.WIFSIGNALED(status):
         _send(channel, f"AUDITOR-EXIT signal {os.WTERMSIG(status)}", b"", close=False)
@@ -188,10 +191,19 @@ class _Probe:
     """The key and the two pipes the probe gets, and the check of what it wrote."""
 
     def __init__(self, config: dict) -> None:
+        source = _read_all(config["source_fd"])
         self.key = os.urandom(32)
         self.token_read, token_write = os.pipe()
-        os.write(token_write, self.key)
-        os.close(token_write)  # the probe reads the key, then end of file
+        # As auditor.rerun.probe.key_pipe_bytes: the source's length, the source, the key.
+        payload = b"%08d" % len(source) + source + self.key
+        os.set_blocking(token_write, False)  # a pipe too small for it fails the setup, never hangs it
+        try:
+            written = os.write(token_write, payload)
+        except BlockingIOError:
+            written = 0
+        os.close(token_write)  # the bootstrap reads the source, the probe the key, then end of file
+        if written != len(payload):
+            raise RuntimeError(f"the probe's {len(payload)} bytes do not fit in a pipe")
         self.record_read, self.record_write = os.pipe()
         self.offset = int(config.get("offset") or 0)
 
@@ -236,6 +248,19 @@ class _Probe:
         except ValueError:
             return {"status": "invalid", "why": "the probe's record is not JSON"}
         return {"status": "ok", "record": record}
+
+
+def _read_all(fd: int) -> bytes:
+    """Everything on a pipe the auditor wrote and closed; the pipe is closed here (no child inherits it)."""
+    data = b""
+    try:
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return data
+            data += chunk
+    finally:
+        os.close(fd)
 
 
 def _run(command: list, probe) -> int:

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import IO
 
 from auditor.rerun import cgroup
 from auditor.rerun.spec import Limits, MiB, Outcome, SandboxUnavailable
@@ -35,6 +36,8 @@ def watch(
     sandboxed: bool,
     kill_rest: Callable[[], None] = lambda: None,
 ) -> tuple[Outcome, str | None]:
+    if proc.stdout is None or proc.stderr is None:
+        raise ValueError("watch() needs a process started with stdout and stderr piped")
     killer = _GroupKiller(proc)
     budget = _OutputBudget(limits.output_limit_bytes, killer.kill)
     stdout = _TailReader(proc.stdout, limits.output_tail_bytes, budget)
@@ -197,7 +200,7 @@ def _signal_name(number: int) -> str:
 class _OutputBudget:
     """Bytes printed on stdout and stderr together; past ``limit`` the run is killed."""
 
-    def __init__(self, limit: int, on_exceeded) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, limit: int, on_exceeded: Callable[[], None]) -> None:
         self.limit, self.total, self.exceeded = limit, 0, False
         self._on_exceeded = on_exceeded
         self._lock = threading.Lock()
@@ -214,7 +217,7 @@ class _OutputBudget:
 class _TailReader:
     """Drain a pipe in a thread, keeping only its last ``limit`` bytes (memory stays bounded)."""
 
-    def __init__(self, pipe, limit: int, budget: _OutputBudget) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, pipe: IO[bytes], limit: int, budget: _OutputBudget) -> None:
         self._pipe, self._limit, self._budget = pipe, limit, budget
         self._buffer = bytearray()
         self.truncated = False

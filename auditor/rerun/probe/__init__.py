@@ -1,7 +1,13 @@
 """The auditor's probe in the experiment's interpreter: what the run did, read from a signed record.
 
 :data:`HOOK` (the source of :mod:`.hook`, never imported here) runs first in
-the experiment's process; :func:`probed_argv` builds that command.  The
+the experiment's process; :func:`probed_argv` builds that command.  The command
+holds only :data:`BOOTSTRAP`, a few fixed lines (what ``ps`` shows): they read
+the probe's source from the key pipe the supervisor fills (:func:`key_pipe_bytes`:
+the source's length, the source, then the run's key, which the probe itself
+reads) and run it.  Under ``-I`` nothing in the workspace is on ``sys.path``
+before the probe is in place, and the source comes from the auditor through an
+inherited pipe, never from a path the workspace could shadow.  The
 sandbox's supervisor checks the record the probe signs (see
 ``auditor/rerun/supervisor.py``) and :func:`activity` turns the checked record
 into the ``rerun.activity`` object:
@@ -17,17 +23,43 @@ into the ``rerun.activity`` object:
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
 HOOK = Path(__file__).with_name("hook.py").read_text(encoding="utf-8")
+HOOK_DIGEST = hashlib.sha256(HOOK.encode("utf-8")).hexdigest()  # in the rerun cache's key
+# Run as ``python -I -c BOOTSTRAP SCRIPT ARGS``: reads the probe's source (its length in 8 ASCII digits, then
+# the source) from the key pipe named by AUDITOR_PROBE and runs it; the key that follows is the probe's to read.
+# Without the pipe the script is not run: an unprobed run would read as "not observed", a probe missing quietly.
+BOOTSTRAP = """\
+def _auditor_probe_source():
+    import os
+    spec = os.environ.get("AUDITOR_PROBE", "")
+    fd = int(spec.split(",")[0]) if spec else -1
+    def take(n):
+        data = b""
+        while len(data) < n:
+            chunk = os.read(fd, n - len(data)) if fd >= 0 else b""
+            if not chunk:
+                raise SystemExit("auditor: the probe's source did not arrive; the script was not run")
+            data += chunk
+        return data
+    return compile(take(int(take(8))), "<auditor probe>", "exec")
+exec(_auditor_probe_source())
+"""
 ActivityStatus = Literal["trained", "no training", "not observed"]
 COUNTS = ("optimizer_steps", "forward_calls", "backward_calls")
 
 
 def probed_argv(python: str, script: str, args: list[str] | tuple[str, ...]) -> list[str]:
     """``python SCRIPT ARGS`` run under the probe: ``-I`` keeps the workspace off ``sys.path`` until it is in."""
-    return [python, "-I", "-c", HOOK, script, *args]
+    return [python, "-I", "-c", BOOTSTRAP, script, *args]
+
+
+def key_pipe_bytes(source: bytes, key: bytes) -> bytes:
+    """What the key pipe holds for :data:`BOOTSTRAP` (the supervisor, standard library only, writes the same)."""
+    return b"%08d" % len(source) + source + key
 
 
 def activity(said: dict | None) -> dict[str, Any]:
@@ -57,7 +89,7 @@ def activity(said: dict | None) -> dict[str, Any]:
         out["why"] = f"torch was never imported{others}: training is only observed in torch"
     elif any(counts[n] is None for n in COUNTS):
         out["why"] = "the probe's counts are unreadable"
-    elif sum(counts.values()) == 0:
+    elif not any(counts.values()):
         out["status"] = "no training"
     else:
         out["status"] = "trained"

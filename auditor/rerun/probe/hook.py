@@ -20,6 +20,12 @@ supervisor reads.  A record that is missing, unsigned, or says the probe was
 undone reads as "not observed": never as training.
 """
 
+from __future__ import annotations  # annotations stay unevaluated: the 3.8 interpreters read them too
+
+TYPE_CHECKING = False  # typing is not imported at run time: the probe's start-up stays light
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every module namespace
     import atexit
@@ -47,20 +53,28 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
     signer = hmac.new(key, digestmod=hashlib.sha256)
     del key
     pid = os.getpid()
-    state = {
-        "torch_imported": False,
-        "torch_version": None,
-        "optimizer_steps": 0,
-        "forward_calls": 0,
-        "backward_calls": 0,
-        "devices": set(),
-        "seeds_set": [],
-        "seeds_total": 0,
-        "seed_offset": offset,
-        "frameworks": [],
-        "tampered": [],
-    }
-    checks = []  # (what, still-in-place test) run at exit
+
+    class Seen:
+        """What the run did, as the record says it (one typed object: the closure's only mutable state)."""
+
+        def __init__(self) -> None:
+            self.torch_imported = False
+            self.torch_version: str | None = None
+            self.optimizer_steps = 0
+            self.forward_calls = 0
+            self.backward_calls = 0
+            self.devices: set[str] = set()
+            self.seeds_set: list[dict[str, object]] = []
+            self.seeds_total = 0
+            self.seed_offset = offset
+            self.frameworks: list[str] = []
+            self.tampered: list[str] = []
+
+        def record(self) -> dict[str, object]:
+            return dict(vars(self), devices=sorted(self.devices))
+
+    state = Seen()
+    checks: list[tuple[str, Callable[[], bool]]] = []  # (what, still-in-place test) run at exit
 
     def reaches(current, wrapper):
         """``current`` is ``wrapper`` or wraps it (torch._dynamo wraps torch.manual_seed with functools.wraps)."""
@@ -78,9 +92,10 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
     def shifted(seed, modulus):
         if offset == 0 or seed is None or isinstance(seed, bool):
             return seed
-        if isinstance(seed, (str, bytes, bytearray)):
-            suffix = f"#{offset}"
-            return seed + (suffix if isinstance(seed, str) else suffix.encode("ascii"))
+        if isinstance(seed, str):
+            return seed + f"#{offset}"
+        if isinstance(seed, (bytes, bytearray)):
+            return seed + f"#{offset}".encode("ascii")
         if isinstance(seed, (list, tuple)):
             return type(seed)(shifted(s, modulus) for s in seed)
         try:
@@ -106,9 +121,9 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
             return call(seed)
         new = shifted(seed, modulus)
         if seed is not None:
-            state["seeds_total"] += 1
-            if len(state["seeds_set"]) < seed_limit:
-                state["seeds_set"].append({"call": name, "seed": shown(seed), "used": shown(new)})
+            state.seeds_total += 1
+            if len(state.seeds_set) < seed_limit:
+                state.seeds_set.append({"call": name, "seed": shown(seed), "used": shown(new)})
         local.depth = 1
         try:
             return call(new)
@@ -117,7 +132,6 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
 
     def seed_function(name, fn, modulus, index=0, keyword="seed"):
         def wrapper(*args, **kwargs):
-            args = list(args)
             if len(args) > index:
                 return seeding(name, lambda s: fn(*args[:index], s, *args[index + 1 :], **kwargs), args[index], modulus)
             seed = kwargs.pop(keyword, None)
@@ -128,13 +142,20 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
         wrapper.__doc__ = getattr(fn, "__doc__", None)
         return wrapper
 
+    def still_wrapped(owner, attribute: str, wrapper: object) -> Callable[[], bool]:
+        return lambda: reaches(getattr(owner, attribute, None), wrapper)
+
     def replace(owner, attribute, name, modulus, index=0, keyword="seed"):
         original = getattr(owner, attribute, None)
         if original is None:
             return
         wrapper = seed_function(name, original, modulus, index, keyword)
         setattr(owner, attribute, wrapper)
-        checks.append((name, lambda: reaches(getattr(owner, attribute, None), wrapper)))
+        checks.append((name, still_wrapped(owner, attribute, wrapper)))
+
+    def subclass(base: type, module: str, name: str, **methods: object) -> type:
+        """A subclass of ``base`` that passes for it (made with type(): the base is known only at run time)."""
+        return type(name, (base,), dict(methods, __module__=module, __qualname__=name))
 
     # -- torch -----------------------------------------------------------------------------
 
@@ -142,33 +163,33 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
         for group in optimizer.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    state["optimizer_steps"] += 1
-                    state["devices"].add(str(p.device))
+                    state.optimizer_steps += 1
+                    state.devices.add(str(p.device))
                     return
 
     def on_forward(module, inputs, output):
-        state["forward_calls"] += 1
+        state.forward_calls += 1
         device = getattr(output, "device", None)
         if device is not None:
-            state["devices"].add(str(device))
+            state.devices.add(str(device))
 
-    def counted(fn, field):
+    def counted(fn):
         def wrapper(*args, **kwargs):
-            state[field] += 1
+            state.backward_calls += 1
             tensor = args[0] if args else None
             if isinstance(tensor, (list, tuple)) and tensor:
                 tensor = tensor[0]
             device = getattr(tensor, "device", None)
             if device is not None:
-                state["devices"].add(str(device))
+                state.devices.add(str(device))
             return fn(*args, **kwargs)
 
         wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
         return wrapper
 
     def patch_torch(torch):
-        state["torch_imported"] = True
-        state["torch_version"] = str(getattr(torch, "__version__", "")) or None
+        state.torch_imported = True
+        state.torch_version = str(getattr(torch, "__version__", "")) or None
         import torch.nn.modules.module as module_mod
         import torch.optim.optimizer as optim_mod
 
@@ -177,12 +198,10 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
         steps, forwards = optim_mod._global_optimizer_post_hooks, module_mod._global_forward_hooks
         checks.append(("optimizer step hook", lambda: steps.get(step_handle.id) is on_step))
         checks.append(("module forward hook", lambda: forwards.get(forward_handle.id) is on_forward))
-        for field, attribute in (("backward_calls", "backward"), ("backward_calls", "grad")):
-            wrapper = counted(getattr(torch.autograd, attribute), field)
+        for attribute in ("backward", "grad"):
+            wrapper = counted(getattr(torch.autograd, attribute))
             setattr(torch.autograd, attribute, wrapper)
-            checks.append(
-                ("torch.autograd." + attribute, lambda w=wrapper, a=attribute: reaches(getattr(torch.autograd, a), w))
-            )
+            checks.append(("torch.autograd." + attribute, still_wrapped(torch.autograd, attribute, wrapper)))
         manual = seed_function("torch.manual_seed", torch.manual_seed, 2**63)
         torch.manual_seed = torch.random.manual_seed = manual
         checks.append(("torch.manual_seed", lambda: reaches(torch.manual_seed, manual)))
@@ -190,11 +209,10 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
             replace(torch.cuda, name, "torch.cuda." + name, 2**63)
         base = torch.Generator
 
-        class Generator(base):
-            def manual_seed(self, seed):
-                return seeding("torch.Generator.manual_seed", lambda s: base.manual_seed(self, s), seed, 2**63)
+        def manual_seed(self, seed):
+            return seeding("torch.Generator.manual_seed", lambda s: base.manual_seed(self, s), seed, 2**63)
 
-        Generator.__module__, Generator.__qualname__ = "torch", "Generator"
+        Generator = subclass(base, "torch", "Generator", manual_seed=manual_seed)
         torch.Generator = Generator
         checks.append(("torch.Generator", lambda: torch.Generator is Generator))
 
@@ -205,14 +223,13 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
         replace(module, "default_rng", "numpy.random.default_rng", 2**63)
         base = module.RandomState
 
-        class RandomState(base):
-            def __init__(self, seed=None):
-                seeding("numpy.random.RandomState", lambda s: base.__init__(self, s), seed, 2**32)
+        def __init__(self, seed=None):
+            seeding("numpy.random.RandomState", lambda s: base.__init__(self, s), seed, 2**32)
 
-            def seed(self, seed=None):
-                return seeding("numpy.random.RandomState.seed", lambda s: base.seed(self, s), seed, 2**32)
+        def seed(self, seed=None):
+            return seeding("numpy.random.RandomState.seed", lambda s: base.seed(self, s), seed, 2**32)
 
-        RandomState.__module__, RandomState.__qualname__ = "numpy.random", "RandomState"
+        RandomState = subclass(base, "numpy.random", "RandomState", __init__=__init__, seed=seed)
         module.RandomState = RandomState
         checks.append(("numpy.random.RandomState", lambda: module.RandomState is RandomState))
 
@@ -228,12 +245,12 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
 
     def after_import(name, module):
         if name in noted:
-            state["frameworks"].append(name)
+            state.frameworks.append(name)
             return
         try:
             patches[name](module)
         except Exception as exc:  # noqa: BLE001 -- a module we cannot wrap is never observed as trained
-            state["tampered"].append(f"{name} could not be probed ({type(exc).__name__}: {str(exc)[:120]})")
+            state.tampered.append(f"{name} could not be probed ({type(exc).__name__}: {str(exc)[:120]})")
 
     class Finder:
         """Wraps the loader of the watched modules so that the patch runs right after they execute."""
@@ -279,16 +296,16 @@ def _auditor_probe():  # noqa: C901 -- one closure keeps the key out of every mo
         if os.getpid() != pid or channel_fd < 0:
             return  # a forked child: only the experiment's own process reports
         torch = sys.modules.get("torch")
-        if torch is not None and not state["torch_imported"]:
-            state["tampered"].append("torch was imported without passing the probe")
+        if torch is not None and not state.torch_imported:
+            state.tampered.append("torch was imported without passing the probe")
         for what, intact in checks:
             try:
                 ok = intact()
             except Exception:  # noqa: BLE001
                 ok = False
             if not ok:
-                state["tampered"].append(what + " was replaced or removed")
-        record = dict(state, devices=sorted(state["devices"]))
+                state.tampered.append(what + " was replaced or removed")
+        record = state.record()
         payload = json.dumps(record, sort_keys=True, default=str).encode("utf-8")
         mac = signer.copy()
         mac.update(payload)
