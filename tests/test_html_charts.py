@@ -13,7 +13,7 @@ from auditor.audit import audit_path
 from auditor.files.discovery import discover
 from auditor.findings import Finding, Severity
 from auditor.formats import Run
-from auditor.formats.charts import legend_below, new_axes, style
+from auditor.formats.figures import legend_below, new_axes, style
 from auditor.formats.html import _draw, drawn_charts
 from auditor.formats.html_batch import fdr_chart, rules_chart
 from auditor.formats.html_data import ChartInputs

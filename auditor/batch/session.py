@@ -12,7 +12,6 @@ jsonl stream); the baseline records the findings as they were found.
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -22,14 +21,23 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auditor.batch.baseline import Baseline
 from auditor.batch.executors import Finish, Task, make_pool
+from auditor.batch.outputs import (
+    format_writer,
+    load_signer,
+    names,
+    render,
+    write_attestations_of,
+    write_baseline,
+    write_file,
+)
 from auditor.batch.resume import Resumable, baseline_digest, resumable_mode
 from auditor.batch.run import cross_check
 from auditor.errors import UsageError
 from auditor.extracts import compact_cross, shared
-from auditor.files.atomic import atomic_write, open_append
+from auditor.files.atomic import open_append
 from auditor.files.paths import key
 from auditor.findings import Finding, Severity
-from auditor.formats import DETAILED_FAILURES, Run, writer
+from auditor.formats import DETAILED_FAILURES, Run
 from auditor.options.config import Settings
 from auditor.options.models import AuditOptions, RerunOptions
 from auditor.parse.strings import plural
@@ -281,7 +289,7 @@ def run_session(
     if "html" in (args.format, *(name for name, _ in args.outputs)):  # its charts draw per-seed values and sweeps
         settings = replace(settings, options=settings.options.model_copy(update={"figure_data": True}))
     known = _load_baseline(args)
-    signer = _load_signer(args)  # before the audit: a key that cannot be read stops the run (exit 2)
+    signer = load_signer(args)  # before the audit: a key that cannot be read stops the run (exit 2)
     # jsonl lines are signed for --resume, which counts only the lines this user's auditor wrote
     # for the same bytes and options (auditor.batch.resume).
     applied = baseline_digest(known.root, known.fingerprints) if known is not None else None
@@ -343,7 +351,7 @@ def run_session(
                     for p in paths
                     if key(p) in stop.done and stop.done[key(p)].status is not Status.SKIPPED
                 ]
-                _render(Run(tuple(partial), None, config=None), args)
+                render(Run(tuple(partial), None, config=None), args)
             raise
         everything = [done.get(k) or fresh[k] for k in keys]
         audited = [r for r in everything if r.status is not Status.SKIPPED]
@@ -369,110 +377,23 @@ def run_session(
         if stream is not None:
             stream.write_summary(run, _late_findings(audited, results))
     if args.write_baseline:
-        _write_baseline(results, args)
+        write_baseline(results, args)
     if signer is not None:  # after the cross-answer checks: a statement signs the final verdict
-        _write_attestations(run, args, signer)
+        write_attestations_of(run, args, signer)
     if run.skipped and (not args.quiet or not run.results):
         print(
             f"auditor: {plural(run.skipped, 'file')} without an answer skipped "
-            f"(no JSON, header, claim or traceback in them): {_names(run.skipped_paths)}",
+            f"(no JSON, header, claim or traceback in them): {names(run.skipped_paths)}",
             file=sys.stderr,
         )
     if run.excluded and (not args.quiet or not run.results):
         print(
             f"auditor: {plural(len(run.excluded), 'path')} excluded by include/exclude (the command line, "
-            f"the config or the defaults), not audited: {_names(run.excluded)}",
+            f"the config or the defaults), not audited: {names(run.excluded)}",
             file=sys.stderr,
         )
     if args.format != "jsonl" and (run.results or args.format != "text"):
-        _render(run, args)
+        render(run, args)
     for name, path in args.outputs:  # each from the same results: one audit, several reports
-        _write_file(_format_writer(name, args), run, path)
+        write_file(format_writer(name, args), run, path)
     return run
-
-
-def _names(paths: Sequence[str], shown: int = 10) -> str:
-    """The first ``shown`` paths (already cleaned by the Run), and how many more."""
-    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
-    return ", ".join(paths[:shown]) + more
-
-
-def _load_signer(args: SessionOptions) -> Any:  # -> auditor.attest.keys.SigningKey | None
-    if not args.attest:
-        return None
-    from auditor.attest.keys import load_signing_key
-    from auditor.files.atomic import check_owned
-
-    try:  # refused now, not after a long batch: a link or another user's file where the output goes
-        check_owned(args.attest_output)  # type: ignore[arg-type]
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.attest_output}: {exc}") from None
-    return load_signing_key(args.attest)
-
-
-def _write_attestations(run: Run, args: SessionOptions, signer: Any) -> None:
-    """One signed statement per result in ``--attest-output`` (:mod:`auditor.attest`)."""
-    from auditor.attest.sign import write_attestations
-
-    written, unsigned = write_attestations(args.attest_output, run.results, run.config, signer)  # type: ignore[arg-type]
-    if unsigned:  # an unreadable file: no bytes to bind a digest to
-        print(
-            f"auditor: {plural(len(unsigned), 'transcript')} not attested (nothing was read of them): "
-            f"{_names(unsigned)}",
-            file=sys.stderr,
-        )
-    if not args.quiet:
-        print(f"auditor: signed {plural(written, 'statement')} in {args.attest_output}", file=sys.stderr)
-
-
-def _write_baseline(results: Sequence[AuditResult], args: SessionOptions) -> None:
-    from auditor.batch.baseline import render
-
-    assert args.write_baseline is not None  # called only when it is set
-    try:
-        atomic_write(args.write_baseline, render(results, args.write_baseline))
-    except OSError as exc:
-        raise UsageError(f"cannot write baseline {args.write_baseline}: {exc}") from None
-    if not args.quiet:
-        count = sum(len(r.findings) for r in results)
-        print(
-            f"auditor: recorded {plural(count, 'finding')} of {plural(len(results), 'transcript')} "
-            f"in {args.write_baseline}",
-            file=sys.stderr,
-        )
-
-
-def _format_writer(name: str, args: SessionOptions) -> Callable[[Run, Any], None]:
-    """The writer of format ``name``; text with the run's --details and --quiet."""
-    if name != "text":
-        return writer(name)
-    from functools import partial
-
-    from auditor.formats.text import write as write_text
-
-    return partial(write_text, details=args.details, failures_only=args.quiet)
-
-
-def _render(run: Run, args: SessionOptions) -> None:
-    write: Callable[[Run, Any], None]
-    if args.statistics:
-        from auditor.formats.text import write_statistics
-
-        write = write_statistics
-    else:
-        write = _format_writer(args.format, args)
-    if not args.output:
-        write(run, sys.stdout)
-        sys.stdout.flush()
-        return
-    _write_file(write, run, args.output)
-
-
-def _write_file(write: Callable[[Run, Any], None], run: Run, path: str) -> None:
-    """``run`` rendered by ``write`` into ``path``, atomically (a half-written report is never read)."""
-    buffer = io.StringIO()
-    write(run, buffer)
-    try:
-        atomic_write(path, buffer.getvalue())
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc}") from None

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from auditor.findings import Severity
-from auditor.formats.charts import (
+from auditor.formats.figures import (
     LOSS,
     WIN,
     Chart,
