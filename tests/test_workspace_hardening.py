@@ -386,7 +386,14 @@ def _experiment_running(marker: str) -> bool:
 
 
 @needs_root
-def test_stage_of_a_killed_auditor_is_removed_on_the_next_rerun(tmp_path: Path) -> None:
+def test_stage_of_a_killed_auditor_is_removed_on_the_next_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A temporary folder of this test's own, shaped like /tmp: a rerun in another test (pytest-xdist runs
+    # two at once) removes a killed auditor's stage from the shared /tmp before this test looks at it.
+    private_tmp = Path(tempfile.mkdtemp(prefix="auditor-killed-tmp-"))
+    private_tmp.chmod(0o1777)
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     marker = f"auditor-killed-{uuid.uuid4().hex}"
     document = load_answer("hostile_sleep")
     document["how_to_run"] = f"python3 sleep_forever.py {marker}"
@@ -396,6 +403,7 @@ def test_stage_of_a_killed_auditor_is_removed_on_the_next_rerun(tmp_path: Path) 
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(private_tmp)},
     )
     decoys: list[Path] = []
     live = None
@@ -458,3 +466,4 @@ def test_stage_of_a_killed_auditor_is_removed_on_the_next_rerun(tmp_path: Path) 
             shutil.rmtree(leftover, ignore_errors=True)
         if live is not None:
             workspace_module.remove_copy(live)
+        shutil.rmtree(private_tmp, ignore_errors=True)
