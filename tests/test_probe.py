@@ -90,11 +90,12 @@ def test_an_attacked_probe_never_reads_as_trained(capsys, tmp_path: Path, attack
     main(["audit", str(folder / "answer.txt"), "--rerun", "--device", "cpu", "--format", "json", "--quiet"])
     result = json.loads(capsys.readouterr().out)["results"][0]
     seen = result["rerun"]["activity"]
-    assert seen["status"] in ("not observed", "no training"), seen
+    assert seen["status"] in ("not observed", "no training", "undone"), seen
     r808 = [f for f in result["findings"] if f["rule"] == "R808"]
     assert len(r808) == 1
-    if seen["status"] == "no training":
-        assert r808[0]["severity"] == "error"
+    # Caught, not only unconfirmed: each attack fails the gate.
+    assert seen["status"] in ("no training", "undone") and r808[0]["severity"] == "error", seen
+    assert result["status"] == "fail"
 
 
 def _probed(

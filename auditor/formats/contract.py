@@ -111,7 +111,7 @@ class SeedSet(_Contract):
 class Activity(_Contract):
     """What the auditor's probe saw the rerun do (docs/rerun.md); ``status`` decides R808."""
 
-    status: Literal["trained", "no training", "not observed"]
+    status: Literal["trained", "no training", "undone", "not observed"]
     why: str | None
     torch_version: str | None
     optimizer_steps: int | None = Field(description="Optimizer steps with gradients; null when not observed.")
@@ -141,7 +141,7 @@ class Replication(_Contract):
     why: str | None
     seconds: float | None = None
     cached: bool = False
-    activity_status: Literal["trained", "no training", "not observed"] | None = None
+    activity_status: Literal["trained", "no training", "undone", "not observed"] | None = None
 
 
 class Rerun(_Contract):

@@ -137,8 +137,8 @@ def probe_lines(rerun: dict[str, Any]) -> list[str]:
     lines = []
     activity = rerun.get("activity")
     if activity:
-        if activity.get("status") == "not observed":
-            lines.append(f"training: not observed ({activity.get('why')})")
+        if activity.get("status") in ("not observed", "undone"):
+            lines.append(f"training: {activity.get('status')} ({activity.get('why')})")
         else:
             counts = (
                 f"{activity.get('optimizer_steps')} optimizer steps, {activity.get('forward_calls')} forward calls, "

@@ -38,8 +38,14 @@ Z_975 = 1.959963984540054
 
 
 def activity_finding(activity: dict[str, Any]) -> Finding | None:
-    """R808: an error for a run that imported torch and trained nothing; info when not observed."""
+    """R808: an error for a run that imported torch and trained nothing, or that undid the probe; info when
+    training was not observed."""
     status = activity.get("status")
+    if status == "undone":
+        return R808.finding(
+            f"{activity.get('why')}: a script that takes the auditor's probe apart cannot show that it trained",
+            pointer="/how_to_run",
+        )
     if status == "no training":
         return R808.finding(
             "torch was imported, yet no optimizer step, module forward call or backward pass was observed: "

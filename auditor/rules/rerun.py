@@ -256,8 +256,11 @@ R808 = Rule(
     per-run key to the sandbox's supervisor. Reports an error when torch was
     imported and all three counts are zero. A run that never imports torch
     (JAX, scikit-learn, or no framework) is reported at info level as "not
-    observed", and so is a run whose record is missing, unsigned or says the
-    probe was undone: the auditor cannot tell, and never counts it as trained.
+    observed", and so is a run whose record is missing (the auditor cannot
+    tell, and never counts it as trained). A run whose record is doubled or
+    unsigned (something wrote to the probe's channel) or says the probe was
+    undone (hooks removed, functions replaced, torch imported past the probe)
+    is an error: an honest script never takes the probe apart.
 
     ## Why is this bad?
     A script that prints the claimed numbers, or loads them from a file shipped

@@ -66,6 +66,8 @@ def activity(said: dict | None) -> dict[str, Any]:
     """The ``rerun.activity`` object from the supervisor's check of the probe's record (None: unprobed)."""
     if not isinstance(said, dict):
         return _not_observed("the run was not probed")
+    if said.get("status") == "invalid":  # a second or unsigned record: something wrote to the probe's channel
+        return {**_not_observed(str(said.get("why") or "the probe's record is invalid")), "status": "undone"}
     if said.get("status") != "ok" or not isinstance(said.get("record"), dict):
         return _not_observed(str(said.get("why") or "the probe's record is missing"))
     record = said["record"]
@@ -82,8 +84,8 @@ def activity(said: dict | None) -> dict[str, Any]:
         "frameworks": [str(f)[:40] for f in _list(record.get("frameworks"))][:8],
     }
     tampered = [str(t)[:200] for t in _list(record.get("tampered"))]
-    if tampered:
-        out["why"] = "the probe was undone: " + "; ".join(tampered[:4])
+    if tampered:  # the probe's own signed record says it was taken apart: evidence, not a lack of it
+        out["status"], out["why"] = "undone", "the probe was undone: " + "; ".join(tampered[:4])
     elif record.get("torch_imported") is not True:
         others = f" ({', '.join(out['frameworks'])} imported)" if out["frameworks"] else ""
         out["why"] = f"torch was never imported{others}: training is only observed in torch"
